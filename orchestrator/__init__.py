@@ -1,0 +1,1 @@
+"""Everything with a clock or a database: store, config, reconcile, daemon, ledger, report, CLI."""

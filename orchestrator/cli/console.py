@@ -1,0 +1,13 @@
+"""Rich consoles for stdout and stderr, created on demand (no module-level state)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+
+def out_console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def err_console() -> Console:
+    return Console(stderr=True, highlight=False)

@@ -1,0 +1,1 @@
+"""Decisions as pure functions of data: fit, runtime, cost, ranking, spot policy, budgets."""

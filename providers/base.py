@@ -1,0 +1,45 @@
+"""The provider interface every cloud adapter implements.
+
+An adapter turns one cloud's own APIs into :class:`~providers.offer.Offer` rows. Its
+module keeps *fetch* (SDK calls, paging, retries) and *parse* (pure functions over the
+cloud's wire payloads) apart, so parsers are tested on recorded payloads. Adapters never
+rank, filter by job, or decide anything: that is policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from providers.errors import UserError
+from providers.offer import Offer
+
+
+class CredentialsMissing(UserError):
+    """The cloud's SDK credential chain found nothing; the cloud is skipped."""
+
+
+class ProviderError(Exception):
+    """The cloud answered with an error we could not retry past (throttled, 5xx, denied)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    cloud: str
+    offers: tuple[Offer, ...]
+    # Human-readable notes (e.g. "eu-west-9: no GPU instance types offered").
+    warnings: tuple[str, ...] = field(default=())
+
+
+class Provider(Protocol):
+    """One cloud. Construction is cheap and does no I/O."""
+
+    cloud: str
+
+    def check_credentials(self) -> None:
+        """Raise CredentialsMissing (one clear line) when the SDK chain has nothing."""
+
+    def fetch(self, now: datetime, regions: Sequence[str] | None = None) -> FetchResult:
+        """Poll the cloud and return every in-scope offer, priced as of ``now``."""

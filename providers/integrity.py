@@ -1,0 +1,96 @@
+"""Checks every adapter's offers must pass, and the bad-data filter used before storing.
+
+Pure functions. ``offer_problems`` is per offer (hardware consistency, price sanity);
+``spot_above_on_demand`` is across offers (spot should be cheaper in the same place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+
+from providers.hardware import GPUS
+from providers.offer import CLOUDS, Market, Offer
+
+GPU_COUNTS = (1, 2, 4, 8)
+# A price more than this factor away from the last stored price of the same offer is
+# treated as a bad read (unit or currency mix-up), not a market move.
+MAX_PRICE_JUMP = Decimal(10)
+# GPU memory reported by clouds differs from the table by rounding (22,888 vs 23,028 MiB
+# for A10G) and by variants (H100 NVL 94 GB); 20% covers those, not a wrong model.
+MEMORY_TOLERANCE = 0.2
+
+
+def offer_problems(offer: Offer) -> list[str]:
+    """Why this offer is unusable; an empty list means it is sane."""
+    problems: list[str] = []
+    price = offer.price_per_hour
+    if not isinstance(price, Decimal) or not price.is_finite():
+        problems.append(f"price {price!r} is not a finite decimal")
+    elif price <= 0:
+        problems.append(f"price {price} is not positive")
+    if offer.cloud not in CLOUDS:
+        problems.append(f"unknown cloud {offer.cloud!r}")
+    if not isinstance(offer.market, Market):
+        problems.append(f"unknown market {offer.market!r}")
+    spec = GPUS.get(offer.gpu)
+    if spec is None:
+        problems.append(f"GPU {offer.gpu!r} is not in the hardware table")
+    elif abs(offer.gpu_memory_gib - spec.memory_gib) > spec.memory_gib * MEMORY_TOLERANCE:
+        problems.append(
+            f"{offer.gpu} memory {offer.gpu_memory_gib} GiB disagrees with the table's "
+            f"{spec.memory_gib} GiB"
+        )
+    if offer.gpu_count not in GPU_COUNTS:
+        problems.append(f"GPU count {offer.gpu_count} not in {GPU_COUNTS}")
+    if offer.vcpus <= 0 or offer.ram_gib <= 0:
+        problems.append("vCPUs and RAM must be positive")
+    if offer.observed_at.tzinfo is None:
+        problems.append("observed_at must be timezone-aware UTC")
+    if not (offer.source == "snapshot" or offer.source == f"api:{offer.cloud}"):
+        problems.append(f"source {offer.source!r} must be 'snapshot' or 'api:{offer.cloud}'")
+    if offer.interruption_bucket is not None and not 0 <= offer.interruption_bucket <= 4:
+        problems.append(f"interruption bucket {offer.interruption_bucket} not in 0..4")
+    if offer.placement_score is not None and not 1 <= offer.placement_score <= 10:
+        problems.append(f"placement score {offer.placement_score} not in 1..10")
+    return problems
+
+
+def price_jump_problem(new: Decimal, last: Decimal | None) -> str | None:
+    """A problem when ``new`` is more than MAX_PRICE_JUMP x away from ``last``."""
+    if last is None or last <= 0 or new <= 0:
+        return None
+    ratio = new / last
+    if ratio > MAX_PRICE_JUMP or ratio < 1 / MAX_PRICE_JUMP:
+        return f"price {new} is {ratio:.2f}x the last seen {last}"
+    return None
+
+
+def spot_above_on_demand(offers: Iterable[Offer]) -> list[tuple[Offer, Offer]]:
+    """(spot, on-demand) pairs where spot costs more than on-demand in the same region."""
+    on_demand: dict[tuple[str, str, str], Offer] = {}
+    spots: list[Offer] = []
+    for o in offers:
+        if o.market is Market.ON_DEMAND:
+            on_demand[(o.cloud, o.region, o.instance_type)] = o
+        elif o.market is Market.SPOT:
+            spots.append(o)
+    return [
+        (s, od)
+        for s in spots
+        if (od := on_demand.get((s.cloud, s.region, s.instance_type))) is not None
+        and s.price_per_hour > od.price_per_hour
+    ]
+
+
+def partition_sane(offers: Sequence[Offer]) -> tuple[list[Offer], list[tuple[Offer, list[str]]]]:
+    """Split offers into the sane ones and the rejected ones with their problems."""
+    good: list[Offer] = []
+    bad: list[tuple[Offer, list[str]]] = []
+    for o in offers:
+        problems = offer_problems(o)
+        if problems:
+            bad.append((o, problems))
+        else:
+            good.append(o)
+    return good, bad
