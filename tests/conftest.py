@@ -12,7 +12,9 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("gpuopt-home")
     monkeypatch.setenv("GPUOPT_HOME", str(home))
     monkeypatch.delenv("GPUOPT_DATABASE_URL", raising=False)
