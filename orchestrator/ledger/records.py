@@ -1,0 +1,72 @@
+"""Plain records the ledger hands to its readers (status, the weekly report, metrics).
+
+These are the contract between the store (which writes attempts as they launch and
+close) and everything that aggregates spend. Amounts are Decimal USD, exact; an
+attempt's cost is its held hours x the price recorded when it launched, never re-priced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+
+MICRO = Decimal("0.000001")
+
+
+def held_cost(price_per_hour: Decimal, start: datetime, end: datetime) -> Decimal:
+    """Price x held time, rounded to the micro-dollar (the store's unit)."""
+    seconds = Decimal(max(0, round((end - start).total_seconds() * 1_000_000))) / 1_000_000
+    return (price_per_hour * seconds / 3600).quantize(MICRO, rounding=ROUND_HALF_EVEN)
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    job_id: str
+    job_name: str
+    owner: str | None
+    team: str | None
+    attempt: int
+    cloud: str
+    region: str
+    zone: str | None
+    instance_type: str
+    gpu: str
+    gpu_count: int
+    market: str  # providers.offer.Market value
+    price_per_hour: Decimal  # in force at launch
+    # On-demand price of the same instance type in the same place at launch, if known.
+    on_demand_price_per_hour: Decimal | None
+    started_at: datetime  # aware UTC
+    ended_at: datetime | None  # None while running
+    end_reason: str | None  # succeeded | failed | preempted | cancelled | None (running)
+    # Seconds of held time that did no lasting work: restart overhead (launch until the
+    # job's first progress) plus work lost since the last checkpoint when preempted.
+    wasted_seconds: float = 0.0
+
+    def cost_between(self, start: datetime, end: datetime) -> Decimal:
+        """Cost of the part of this attempt held within [start, end)."""
+        lo = max(start, self.started_at)
+        hi = min(end, self.ended_at or end)
+        return held_cost(self.price_per_hour, lo, hi) if hi > lo else Decimal(0)
+
+    def on_demand_cost_between(self, start: datetime, end: datetime) -> Decimal:
+        """What the same held time would have cost on-demand in the same place."""
+        price = self.on_demand_price_per_hour
+        if price is None:
+            price = self.price_per_hour
+        lo = max(start, self.started_at)
+        hi = min(end, self.ended_at or end)
+        return held_cost(price, lo, hi) if hi > lo else Decimal(0)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    job_id: str
+    name: str
+    owner: str | None
+    team: str | None
+    status: str  # queued | launching | running | preempted | succeeded | failed | cancelled
+    submitted_at: datetime
+    finished_at: datetime | None
+    budget: Decimal | None
