@@ -16,7 +16,9 @@ MICRO = Decimal("0.000001")
 
 def held_cost(price_per_hour: Decimal, start: datetime, end: datetime) -> Decimal:
     """Price x held time, rounded to the micro-dollar (the store's unit)."""
-    seconds = Decimal(max(0, round((end - start).total_seconds() * 1_000_000))) / 1_000_000
+    held = end - start
+    micros = (held.days * 86_400 + held.seconds) * 1_000_000 + held.microseconds
+    seconds = Decimal(max(0, micros)) / 1_000_000
     return (price_per_hour * seconds / 3600).quantize(MICRO, rounding=ROUND_HALF_EVEN)
 
 
