@@ -1,0 +1,203 @@
+"""boto3 calls for the AWS adapter: clients, paging, and error translation.
+
+Retries: botocore's own retry handler (``standard`` mode: exponential backoff with
+jitter and a retry quota) retries throttling (ThrottlingException, RequestLimitExceeded,
+...) and transient 5xx answers up to ``max_attempts`` times; what still fails is turned
+into a ProviderError naming the call, the error code and the attempts made.
+boto3 and botocore are imported inside functions only (slow imports).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from providers.aws.catalog import SPOT_ADVISOR_URL
+from providers.base import CredentialsMissing, ProviderError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ATTEMPTS = 6
+# get_products and describe_instance_types accept at most 100 per page.
+PAGE_SIZE = 100
+# Error codes that mean "this account may not call this" (optional calls are skipped).
+DENIED_CODES = frozenset(
+    {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "AuthFailure"}
+)
+NO_CREDENTIALS = (
+    "aws: boto3 found no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
+    "AWS_SECRET_ACCESS_KEY, or run `aws configure` / `aws sso login`); skipping AWS"
+)
+
+# (service, region) -> a boto3 client
+ClientFactory = Callable[[str, str], Any]
+
+
+def client_factory(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> ClientFactory:
+    """A factory over one boto3 Session with botocore's standard retry mode."""
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.Session()
+    config = Config(
+        retries={"mode": "standard", "max_attempts": max_attempts},
+        connect_timeout=10,
+        read_timeout=60,
+    )
+    clients: dict[tuple[str, str], Any] = {}
+
+    def make(service: str, region: str) -> Any:
+        key = (service, region)
+        if key not in clients:
+            clients[key] = session.client(service, region_name=region, config=config)
+        return clients[key]
+
+    return make
+
+
+def has_credentials() -> bool:
+    """Whether boto3's credential chain resolves anything (env, files, SSO, IMDS...)."""
+    import boto3
+
+    return boto3.Session().get_credentials() is not None
+
+
+def error_code(err: BaseException) -> str:
+    response = getattr(err, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", type(err).__name__))
+
+
+@contextmanager
+def aws_errors(call: str) -> Iterator[None]:
+    """Translate botocore errors raised inside into CredentialsMissing / ProviderError."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    try:
+        yield
+    except NoCredentialsError as err:
+        raise CredentialsMissing(NO_CREDENTIALS) from err
+    except ClientError as err:
+        meta = err.response.get("ResponseMetadata", {})
+        attempts = int(meta.get("RetryAttempts", 0)) + 1
+        message = err.response.get("Error", {}).get("Message", "")
+        raise ProviderError(
+            f"aws {call}: {error_code(err)} (HTTP {meta.get('HTTPStatusCode', '?')}) after "
+            f"{attempts} attempt{'s' if attempts > 1 else ''}: {message}"
+        ) from err
+    except BotoCoreError as err:
+        raise ProviderError(f"aws {call}: {err}") from err
+
+
+def pricing_filters(instance_type: str, region: str) -> list[dict[str, str]]:
+    """TERM_MATCH filters for one Linux, shared-tenancy, no-license instance in a region."""
+    from providers.aws.parse import EXPECTED_ATTRIBUTES
+
+    pairs = {"instanceType": instance_type, "regionCode": region, **EXPECTED_ATTRIBUTES}
+    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in pairs.items()]
+
+
+def get_products(pricing: Any, instance_type: str, region: str) -> list[str]:
+    """Every PriceList item (a JSON string) for one instance type in one region."""
+    items: list[str] = []
+    with aws_errors(f"pricing.get_products {instance_type} {region}"):
+        pages = pricing.get_paginator("get_products").paginate(
+            ServiceCode="AmazonEC2",
+            FormatVersion="aws_v1",
+            Filters=pricing_filters(instance_type, region),
+            PaginationConfig={"PageSize": PAGE_SIZE},
+        )
+        for page in pages:
+            items.extend(page.get("PriceList", []))
+    return items
+
+
+def describe_instance_types(ec2: Any, instance_types: Sequence[str]) -> list[dict[str, Any]]:
+    """InstanceTypes entries for the given names, wherever AWS sells them (unknown names
+    are simply absent: a filter, unlike InstanceTypes=, does not fail on them)."""
+    rows: list[dict[str, Any]] = []
+    with aws_errors("ec2.describe_instance_types"):
+        pages = ec2.get_paginator("describe_instance_types").paginate(
+            Filters=[{"Name": "instance-type", "Values": list(instance_types)}],
+            IncludeUnsupportedInRegion=True,
+            PaginationConfig={"PageSize": PAGE_SIZE},
+        )
+        for page in pages:
+            rows.extend(page.get("InstanceTypes", []))
+    return rows
+
+
+def describe_spot_prices(
+    ec2: Any, region: str, instance_types: Sequence[str], now: datetime
+) -> list[dict[str, Any]]:
+    """SpotPriceHistory rows in force at ``now`` (one or more per zone and type)."""
+    rows: list[dict[str, Any]] = []
+    with aws_errors(f"ec2.describe_spot_price_history {region}"):
+        pages = ec2.get_paginator("describe_spot_price_history").paginate(
+            InstanceTypes=list(instance_types),
+            ProductDescriptions=["Linux/UNIX"],
+            StartTime=now,
+            PaginationConfig={"PageSize": 1000},
+        )
+        for page in pages:
+            rows.extend(page.get("SpotPriceHistory", []))
+    return rows
+
+
+def spot_placement_scores(
+    ec2: Any, instance_type: str, regions: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Per-zone placement scores (1..10) for one instance of ``instance_type``."""
+    rows: list[dict[str, Any]] = []
+    pages = ec2.get_paginator("get_spot_placement_scores").paginate(
+        InstanceTypes=[instance_type],
+        TargetCapacity=1,
+        SingleAvailabilityZone=True,
+        RegionNames=list(regions),
+    )
+    for page in pages:
+        rows.extend(page.get("SpotPlacementScores", []))
+    return rows
+
+
+def placement_scores_by_type(
+    ec2: Any, instance_types: Sequence[str], regions: Sequence[str]
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Scores per instance type; stops quietly (one log line) when the account may not."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for itype in instance_types:
+        try:
+            out[itype] = spot_placement_scores(ec2, itype, regions)
+        except ClientError as err:
+            if error_code(err) in DENIED_CODES:
+                log.info("aws: spot placement scores not permitted (%s); skipped",
+                         error_code(err))
+                return out, []
+            return out, [f"spot placement scores skipped: {error_code(err)}"]
+        except BotoCoreError as err:
+            return out, [f"spot placement scores skipped: {err}"]
+    return out, []
+
+
+HttpGet = Callable[[str], bytes]
+
+
+def http_get(url: str) -> bytes:
+    import requests
+
+    response = requests.get(url, timeout=15)
+    response.raise_for_status()
+    return response.content
+
+
+def fetch_spot_advisor(get: HttpGet = http_get, url: str = SPOT_ADVISOR_URL) -> Mapping[str, Any]:
+    """The Spot Instance Advisor feed; raises ValueError/OSError-like errors to the caller."""
+    data = json.loads(get(url))
+    if not isinstance(data, dict) or "spot_advisor" not in data:
+        raise ValueError("spot advisor feed has no 'spot_advisor' key")
+    return data

@@ -1,0 +1,114 @@
+"""AwsProvider: on-demand, reserved and spot GPU offers from AWS's own APIs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from providers.aws import fetch, parse
+from providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_TYPES, PRICING_ENDPOINT_REGION
+from providers.aws.offers import build_offers
+from providers.base import CredentialsMissing, FetchResult, ProviderError
+
+log = logging.getLogger(__name__)
+
+
+class AwsProvider:
+    """One poll = Pricing API (on-demand + reserved), spot history per region, GPU facts,
+    and optionally the Spot Instance Advisor buckets and spot placement scores.
+
+    ``client_factory`` and ``http_get`` exist for tests (stubbed boto3 clients, a
+    recorded advisor feed); by default boto3's own credential chain and retry mode apply.
+    Construction does no I/O.
+    """
+
+    cloud = "aws"
+
+    def __init__(
+        self,
+        regions: Sequence[str] | None = None,
+        instance_types: Sequence[str] | None = None,
+        *,
+        client_factory: fetch.ClientFactory | None = None,
+        http_get: fetch.HttpGet | None = None,
+        spot_advisor: bool = True,
+        placement_scores: bool = True,
+        max_attempts: int = fetch.DEFAULT_MAX_ATTEMPTS,
+    ) -> None:
+        self.regions = tuple(regions or DEFAULT_REGIONS)
+        self.instance_types = tuple(instance_types or INSTANCE_TYPES)
+        self._client_factory = client_factory
+        self._http_get = http_get or fetch.http_get
+        self._spot_advisor = spot_advisor
+        self._placement_scores = placement_scores
+        self._max_attempts = max_attempts
+
+    def check_credentials(self) -> None:
+        if not fetch.has_credentials():
+            raise CredentialsMissing(fetch.NO_CREDENTIALS)
+
+    def fetch(self, now: datetime, regions: Sequence[str] | None = None) -> FetchResult:
+        regions = tuple(regions or self.regions)
+        clients = self._client_factory or fetch.client_factory(self._max_attempts)
+        warnings: list[str] = []
+
+        ec2_home = clients("ec2", regions[0])
+        facts, notes = parse.parse_instance_types(
+            fetch.describe_instance_types(ec2_home, self.instance_types)
+        )
+        warnings += notes
+        wanted = [t for t in self.instance_types if t in facts]
+
+        pricing = clients("pricing", PRICING_ENDPOINT_REGION)
+        items = [
+            item
+            for region in regions
+            for itype in wanted
+            for item in fetch.get_products(pricing, itype, region)
+        ]
+        prices, notes = parse.parse_price_list(items)
+        warnings += notes
+
+        spots: list[parse.SpotQuote] = []
+        for region in regions:
+            try:
+                rows = fetch.describe_spot_prices(clients("ec2", region), region, wanted, now)
+            except ProviderError as err:
+                # One region (not enabled for the account, throttled) must not hide the rest.
+                warnings.append(f"spot prices skipped: {err}")
+                continue
+            quotes, notes = parse.parse_spot_history(region, rows)
+            spots += quotes
+            warnings += notes
+
+        offers, notes = build_offers(
+            facts,
+            prices,
+            spots,
+            now,
+            buckets=self._advisor_buckets(warnings) if spots else None,
+            scores=self._scores(ec2_home, sorted({s.instance_type for s in spots}), regions,
+                                warnings) if spots else None,
+        )
+        warnings += notes
+        return FetchResult(cloud=self.cloud, offers=tuple(offers), warnings=tuple(warnings))
+
+    def _advisor_buckets(self, warnings: list[str]) -> dict[tuple[str, str], int] | None:
+        if not self._spot_advisor:
+            return None
+        try:
+            return parse.parse_spot_advisor(fetch.fetch_spot_advisor(self._http_get))
+        except Exception as err:  # optional data: any failure only costs the buckets
+            warnings.append(f"spot advisor feed unavailable: {type(err).__name__}: {err}")
+            return None
+
+    def _scores(
+        self, ec2: object, instance_types: list[str], regions: Sequence[str],
+        warnings: list[str],
+    ) -> dict[str, dict[tuple[str, str], int]] | None:
+        if not self._placement_scores:
+            return None
+        rows, notes = fetch.placement_scores_by_type(ec2, instance_types, regions)
+        warnings += notes
+        return {t: parse.parse_placement_scores(r) for t, r in rows.items()}
