@@ -1,0 +1,160 @@
+"""The executor interface: start, watch and stop one attempt of a job on one placement.
+
+An *attempt* is one launch of a job. It is named by a deterministic cluster name made
+from the job id and the attempt number, so that a restarted daemon finds (adopts) what
+is already running instead of launching it twice. Every executor (local processes,
+SkyPilot) implements :class:`Executor` and passes the shared contract test suite in
+``tests/jobs/executors``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
+
+CLUSTER_PREFIX = "gpuopt-"
+# GCP instance names allow 63 chars and SkyPilot appends suffixes (-head, -worker, a
+# user hash on some clouds); 35 leaves room on every cloud SkyPilot supports.
+MAX_CLUSTER_NAME = 35
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+def cluster_name_for(job_id: str, attempt: int) -> str:
+    """``gpuopt-<jobid>-<n>``: lowercase, ``[a-z0-9-]``, at most 35 characters.
+
+    A job id that has to be shortened keeps a 6-hex-digit hash of the full id, so two
+    long ids that share a prefix still get different names.
+    """
+    if attempt < 1:
+        raise ValueError(f"attempt numbers start at 1, got {attempt}")
+    slug = re.sub(r"[^a-z0-9]+", "-", job_id.lower()).strip("-") or "job"
+    suffix = f"-{attempt}"
+    room = MAX_CLUSTER_NAME - len(CLUSTER_PREFIX) - len(suffix)
+    if len(slug) > room:
+        digest = hashlib.sha256(job_id.encode()).hexdigest()[:6]
+        slug = slug[: room - len(digest) - 1].rstrip("-") + "-" + digest
+    return f"{CLUSTER_PREFIX}{slug}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an attempt runs (one offer). ``cloud`` is ``aws``, ``gcp``, ``azure`` or ``local``."""
+
+    cloud: str
+    region: str | None = None
+    zone: str | None = None
+    instance_type: str | None = None
+    gpu: str | None = None  # canonical name from providers.hardware
+    gpu_count: int = 0
+    use_spot: bool = False
+
+
+LOCAL_PLACEMENT = Placement(cloud="local")
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptSpec:
+    """Everything an executor needs to launch one attempt (independent of jobs.spec)."""
+
+    job_id: str
+    attempt: int
+    run: str
+    checkpoint_dir: str  # local path, or bucket URL (s3://, gs://, https://<acct>.blob...)
+    name: str | None = None
+    setup: str | None = None
+    envs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    workdir: str | None = None
+    file_mounts: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    resume: bool = False  # an earlier attempt may have left a checkpoint
+    placement: Placement = LOCAL_PLACEMENT
+    log_dir: str | None = None  # where the executor keeps this attempt's log (local)
+
+    @property
+    def cluster_name(self) -> str:
+        return cluster_name_for(self.job_id, self.attempt)
+
+
+class AttemptState(StrEnum):
+    PENDING = "pending"  # launching / provisioning / setting up
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"  # see FailureKind
+    PREEMPTED = "preempted"  # the machine went away under a running program
+    CANCELLED = "cancelled"  # stop() was called
+    UNKNOWN = "unknown"  # nothing to learn the outcome from (see AttemptStatus.detail)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self not in (AttemptState.PENDING, AttemptState.RUNNING)
+
+
+class FailureKind(StrEnum):
+    PROGRAM = "program"  # `run` exited non-zero: a user error, never a preemption
+    SETUP = "setup"  # `setup` exited non-zero
+    LAUNCH = "launch"  # the attempt could not be started (capacity, quota, credentials)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    step: int
+    total: int | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        return self.step / self.total if self.total else None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptStatus:
+    cluster_name: str
+    state: AttemptState
+    exit_code: int | None = None
+    failure: FailureKind | None = None
+    last_lines: tuple[str, ...] = ()  # tail of the log when the attempt failed
+    progress: Progress | None = None
+    started_at: datetime | None = None  # timezone-aware UTC
+    ended_at: datetime | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchResult:
+    cluster_name: str
+    adopted: bool  # True: an attempt under that name already existed; nothing was launched
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Starts, watches and stops attempts. Every method is safe to call repeatedly."""
+
+    kind: str
+
+    def launch(self, spec: AttemptSpec) -> LaunchResult:
+        """Start the attempt, or adopt it when one under ``spec.cluster_name`` exists."""
+        ...
+
+    def poll(self, cluster_name: str) -> AttemptStatus:
+        """Current state; never raises for an unknown name (answers UNKNOWN)."""
+        ...
+
+    def stop(self, cluster_name: str) -> AttemptStatus:
+        """Tear the attempt down (processes / cluster); idempotent."""
+        ...
+
+    def logs(self, cluster_name: str, follow: bool = False) -> Iterator[str]:
+        """The attempt's output lines (without newlines); ``follow`` waits for more."""
+        ...
+
+    def list_running(self) -> list[str]:
+        """Cluster names of the non-terminal attempts this executor can see."""
+        ...
+
+    def adopt(self, cluster_name: str) -> AttemptStatus:
+        """Take over watching an attempt started by another process (e.g. before a restart)."""
+        ...

@@ -1,0 +1,347 @@
+"""Local executor: runs an attempt's ``setup`` and ``run`` as processes on this machine.
+
+Each attempt lives in ``<base_dir>/<cluster name>/``:
+
+- ``state.json``   leader pid, its create time, start time, planned preemption time;
+- ``wrapper.sh``   runs setup.sh then run.sh and writes ``exit_code`` (``run 0``,
+  ``setup 2``) atomically, so any process (a restarted daemon) can learn the exit code
+  of a program it did not spawn;
+- ``attempt.log``  stdout + stderr (or ``<log_dir>/<cluster name>.log``);
+- ``progress.json`` the program's GPUOPT_PROGRESS_FILE;
+- ``preempted`` / ``cancelled`` markers written *before* the group is signalled.
+
+The wrapper is started in its own session (process group == its pid), so a preemption
+or a stop reaches the whole tree with one killpg.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jobs.executors import local_proc
+from jobs.executors.base import (
+    AttemptSpec,
+    AttemptState,
+    AttemptStatus,
+    FailureKind,
+    LaunchResult,
+)
+from jobs.executors.contract import contract_env, read_progress
+from jobs.executors.preemption import PreemptionSchedule
+from providers.errors import UserError
+
+_WRAPPER = """#!/bin/bash
+ws={ws}
+finish() {{
+  printf '%s %d\\n' "$1" "$2" > "$ws/exit_code.tmp"
+  mv -f "$ws/exit_code.tmp" "$ws/exit_code"
+  exit "$2"
+}}
+if [ -f "$ws/setup.sh" ]; then
+  bash "$ws/setup.sh"; rc=$?
+  [ "$rc" -eq 0 ] || finish setup "$rc"
+fi
+bash "$ws/run.sh"; rc=$?
+finish run "$rc"
+"""
+_URL_SCHEMES = ("s3://", "gs://", "r2://", "az://", "https://", "http://", "cos://", "oci://")
+
+
+def _utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def tail_lines(path: Path, n: int) -> tuple[str, ...]:
+    """The last ``n`` lines of a (possibly large) text file."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 64 * 1024))
+            data = f.read()
+    except OSError:
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return tuple(lines[-n:]) if n > 0 else ()
+
+
+class LocalExecutor:
+    kind = "local"
+
+    def __init__(
+        self,
+        base_dir: Path,
+        *,
+        preemption: PreemptionSchedule | None = None,
+        stop_grace_seconds: float = 10.0,
+        last_lines: int = 20,
+        watch_interval: float = 0.05,
+    ) -> None:
+        self.base_dir = Path(base_dir)
+        self.preemption = preemption
+        self.stop_grace_seconds = stop_grace_seconds
+        self.last_lines = last_lines
+        self.watch_interval = watch_interval
+        self._watchers: dict[str, threading.Thread] = {}
+        self._watch_lock = threading.Lock()
+
+    # -- paths and on-disk state ------------------------------------------------------
+    def workspace(self, cluster_name: str) -> Path:
+        return self.base_dir / cluster_name
+
+    def _log_path(self, ws: Path) -> Path:
+        pointer = ws / "log_path"
+        return Path(pointer.read_text(encoding="utf-8")) if pointer.exists() else ws / "attempt.log"
+
+    @staticmethod
+    def _load_state(ws: Path) -> dict[str, Any] | None:
+        try:
+            state: dict[str, Any] = json.loads((ws / "state.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return state
+
+    @contextmanager
+    def _locked(self, ws: Path) -> Iterator[None]:
+        ws.mkdir(parents=True, exist_ok=True)
+        with open(ws / ".lock", "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    # -- launch -----------------------------------------------------------------------
+    def launch(self, spec: AttemptSpec) -> LaunchResult:
+        if spec.checkpoint_dir.startswith(_URL_SCHEMES):
+            raise UserError(
+                f"the local executor needs a local checkpoint directory, got "
+                f"{spec.checkpoint_dir!r}: set checkpoint.dir to a path"
+            )
+        name = spec.cluster_name
+        ws = self.workspace(name)
+        with self._locked(ws):
+            if self._load_state(ws) is not None:
+                self._watch(name, None)
+                return LaunchResult(cluster_name=name, adopted=True)
+            proc = self._start(spec, ws)
+        self._watch(name, proc)
+        return LaunchResult(cluster_name=name, adopted=False)
+
+    def _start(self, spec: AttemptSpec, ws: Path) -> subprocess.Popen[bytes]:
+        ckpt = Path(spec.checkpoint_dir).expanduser().resolve()
+        ckpt.mkdir(parents=True, exist_ok=True)
+        log_path = ws / "attempt.log"
+        if spec.log_dir:
+            Path(spec.log_dir).mkdir(parents=True, exist_ok=True)
+            log_path = Path(spec.log_dir) / f"{spec.cluster_name}.log"
+            (ws / "log_path").write_text(str(log_path), encoding="utf-8")
+        if spec.setup:
+            (ws / "setup.sh").write_text(spec.setup + "\n", encoding="utf-8")
+        (ws / "run.sh").write_text(spec.run + "\n", encoding="utf-8")
+        (ws / "wrapper.sh").write_text(_WRAPPER.format(ws=shlex.quote(str(ws))), encoding="utf-8")
+        env = {**os.environ, **contract_env(
+            spec, checkpoint_dir=str(ckpt), progress_file=str(ws / "progress.json"))}
+        cwd = Path(spec.workdir).expanduser() if spec.workdir else ws
+        launched = time.time()
+        kill_after = (
+            self.preemption.kill_after(spec, _utc(launched)) if self.preemption else None
+        )
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                ["bash", str(ws / "wrapper.sh")],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        created = local_proc.create_time(proc.pid) or launched
+        state = {
+            "cluster_name": spec.cluster_name,
+            "job_id": spec.job_id,
+            "attempt": spec.attempt,
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "create_time": created,
+            "started_at": launched,
+            "kill_at": launched + kill_after if kill_after is not None else None,
+        }
+        _write_atomic(ws / "state.json", json.dumps(state))
+        return proc
+
+    # -- watching ---------------------------------------------------------------------
+    def _watch(self, name: str, proc: subprocess.Popen[bytes] | None) -> None:
+        with self._watch_lock:
+            running = self._watchers.get(name)
+            if running is not None and running.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._watch_loop, args=(name, proc), name=f"watch-{name}", daemon=True
+            )
+            self._watchers[name] = thread
+            thread.start()
+
+    def _watch_loop(self, name: str, proc: subprocess.Popen[bytes] | None) -> None:
+        """Carries out planned preemptions on time and reaps the child it spawned."""
+        while True:
+            if proc is not None:
+                proc.poll()
+            if self.poll(name).state.is_terminal:
+                break
+            time.sleep(self.watch_interval)
+        if proc is not None:
+            proc.wait()
+
+    def _enforce_preemption(self, ws: Path, state: dict[str, Any]) -> None:
+        kill_at = state.get("kill_at")
+        if kill_at is None or time.time() < kill_at:
+            return
+        with self._locked(ws):
+            if any((ws / f).exists() for f in ("exit_code", "preempted", "cancelled")):
+                return
+            if not local_proc.leader_alive(state["pid"], state["create_time"]):
+                return
+            _write_atomic(ws / "preempted", json.dumps({"at": time.time()}))
+            local_proc.kill_group(state["pgid"], state["create_time"])
+
+    # -- poll -------------------------------------------------------------------------
+    def poll(self, cluster_name: str) -> AttemptStatus:
+        ws = self.workspace(cluster_name)
+        state = self._load_state(ws)
+        if state is None:
+            return AttemptStatus(cluster_name, AttemptState.UNKNOWN, detail="no such attempt")
+        self._enforce_preemption(ws, state)
+        started = _utc(state["started_at"])
+        progress = read_progress(ws / "progress.json")
+        common: dict[str, Any] = {"started_at": started, "progress": progress}
+        if (ws / "cancelled").exists():
+            return AttemptStatus(
+                cluster_name, AttemptState.CANCELLED,
+                ended_at=self._marker_time(ws / "cancelled"), **common,
+            )
+        finished = self._finished(cluster_name, ws, common)
+        if finished is not None:
+            return finished
+        if (ws / "preempted").exists():
+            return AttemptStatus(
+                cluster_name, AttemptState.PREEMPTED,
+                ended_at=self._marker_time(ws / "preempted"),
+                detail="preempted (injected)", **common,
+            )
+        if local_proc.leader_alive(state["pid"], state["create_time"]):
+            return AttemptStatus(cluster_name, AttemptState.RUNNING, **common)
+        # The wrapper may have written exit_code between the two checks.
+        finished = self._finished(cluster_name, ws, common)
+        if finished is not None:
+            return finished
+        return AttemptStatus(
+            cluster_name, AttemptState.UNKNOWN,
+            last_lines=tail_lines(self._log_path(ws), self.last_lines),
+            detail="the process ended without writing an exit code (killed from outside?)",
+            **common,
+        )
+
+    def _finished(
+        self, cluster_name: str, ws: Path, common: dict[str, Any]
+    ) -> AttemptStatus | None:
+        path = ws / "exit_code"
+        try:
+            phase, code_text = path.read_text(encoding="utf-8").split()
+            code = int(code_text)
+            ended = _utc(path.stat().st_mtime)
+        except (OSError, ValueError):
+            return None
+        if code == 0 and phase == "run":
+            return AttemptStatus(
+                cluster_name, AttemptState.SUCCEEDED, exit_code=0, ended_at=ended, **common
+            )
+        return AttemptStatus(
+            cluster_name,
+            AttemptState.FAILED,
+            exit_code=code,
+            failure=FailureKind.SETUP if phase == "setup" else FailureKind.PROGRAM,
+            last_lines=tail_lines(self._log_path(ws), self.last_lines),
+            ended_at=ended,
+            detail=f"{phase} exited with code {code}",
+            **common,
+        )
+
+    @staticmethod
+    def _marker_time(path: Path) -> datetime | None:
+        try:
+            return _utc(float(json.loads(path.read_text(encoding="utf-8"))["at"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    # -- stop, logs, discovery --------------------------------------------------------
+    def stop(self, cluster_name: str) -> AttemptStatus:
+        ws = self.workspace(cluster_name)
+        state = self._load_state(ws)
+        if state is None:
+            return self.poll(cluster_name)
+        with self._locked(ws):
+            terminal = any((ws / f).exists() for f in ("exit_code", "preempted", "cancelled"))
+            if not terminal:
+                _write_atomic(ws / "cancelled", json.dumps({"at": time.time()}))
+        # Even after a normal exit, children the program left in its group are removed.
+        local_proc.terminate_group(state["pgid"], state["create_time"], self.stop_grace_seconds)
+        return self.poll(cluster_name)
+
+    def logs(self, cluster_name: str, follow: bool = False) -> Iterator[str]:
+        ws = self.workspace(cluster_name)
+        if self._load_state(ws) is None:
+            return
+        path = self._log_path(ws)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            pending = ""
+            while True:
+                chunk = f.readline()
+                if chunk:
+                    pending += chunk
+                    if pending.endswith("\n"):
+                        yield pending.rstrip("\n")
+                        pending = ""
+                    continue
+                if not follow or self.poll(cluster_name).state.is_terminal:
+                    rest = f.read()
+                    pending += rest
+                    yield from pending.splitlines()
+                    return
+                time.sleep(0.1)
+
+    def list_running(self) -> list[str]:
+        if not self.base_dir.is_dir():
+            return []
+        names = []
+        for ws in sorted(self.base_dir.iterdir()):
+            if (ws / "state.json").exists() and not self.poll(ws.name).state.is_terminal:
+                names.append(ws.name)
+        return names
+
+    def adopt(self, cluster_name: str) -> AttemptStatus:
+        status = self.poll(cluster_name)
+        if not status.state.is_terminal and status.state is not AttemptState.UNKNOWN:
+            self._watch(cluster_name, None)
+        return status
