@@ -1,0 +1,126 @@
+"""Charts as PNG bytes (matplotlib's Agg canvas, imported lazily; no pyplot global state).
+
+Floats appear only here, to draw: every figure printed next to a chart comes from the
+exact Decimals of the report.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.report.fmt import pct, usd
+from orchestrator.report.model import WeeklyReport, percent
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+DAILY = "daily-spend"
+VERSUS = "vs-on-demand"
+CHART_TITLES = {
+    DAILY: "Daily spend by cloud",
+    VERSUS: "Spend against its on-demand equivalent",
+}
+_CLOUD_COLORS = {"aws": "#f28e2b", "gcp": "#4e79a7", "azure": "#59a14f"}
+_OTHER_COLORS = ("#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f")
+PAID_COLOR = "#2f7d4f"
+ON_DEMAND_COLOR = "#c9ced6"
+_WIDTH_IN, _DPI = 6.4, 150
+
+
+def cloud_color(cloud: str, index: int) -> str:
+    return _CLOUD_COLORS.get(cloud, _OTHER_COLORS[index % len(_OTHER_COLORS)])
+
+
+def render_charts(report: WeeklyReport) -> dict[str, bytes]:
+    """{chart name: PNG bytes} for DAILY and VERSUS."""
+    return {DAILY: daily_spend_png(report), VERSUS: versus_on_demand_png(report)}
+
+
+def _figure(height_in: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(_WIDTH_IN, height_in), dpi=_DPI, layout="constrained")
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", facecolor="white")
+    return buf.getvalue()
+
+
+def _style(ax: Any) -> None:
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.spines["left"].set_color("#999999")
+    ax.spines["bottom"].set_color("#999999")
+    ax.tick_params(colors="#333333", labelsize=8)
+    ax.set_axisbelow(True)
+
+
+def _dollars(ax: Any, axis: str) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _pos: f"${v:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def daily_spend_png(report: WeeklyReport) -> bytes:
+    fig = _figure(3.0)
+    ax = fig.add_subplot()
+    days = [d.day.strftime("%a\n%d %b") for d in report.daily]
+    x = list(range(len(days)))
+    bottom = [0.0] * len(days)
+    for i, cloud in enumerate(report.clouds):
+        values = [float(dict(d.by_cloud)[cloud]) for d in report.daily]
+        ax.bar(x, values, 0.62, bottom=bottom, label=cloud, color=cloud_color(cloud, i))
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    top = max(bottom, default=0.0)
+    for xi, d in zip(x, report.daily, strict=True):
+        if d.total > 0:
+            ax.annotate(usd(d.total).split(".")[0], (xi, float(d.total)), ha="center",
+                        va="bottom", fontsize=7, color="#333333", xytext=(0, 2),
+                        textcoords="offset points")
+    ax.set_xticks(x, days)
+    ax.set_ylim(0, top * 1.15 if top > 0 else 1)
+    ax.set_ylabel("Spend (USD)", fontsize=8, color="#333333")
+    ax.set_xlabel(f"Day ({report.timezone})", fontsize=8, color="#333333")
+    ax.grid(axis="y", color="#e5e5e5", linewidth=0.8)
+    _dollars(ax, "y")
+    _style(ax)
+    if report.clouds:
+        ax.legend(frameon=False, fontsize=8, ncols=len(report.clouds), loc="upper left")
+    ax.set_title(CHART_TITLES[DAILY], fontsize=10, loc="left", color="#222222")
+    return _png(fig)
+
+
+def versus_on_demand_png(report: WeeklyReport) -> bytes:
+    rows = [("All clouds", report.summary.total, report.summary.on_demand)]
+    rows += [(s.key, s.cost, s.on_demand) for s in report.by_cloud]
+    fig = _figure(0.8 + 0.55 * len(rows))
+    ax = fig.add_subplot()
+    y = list(range(len(rows)))[::-1]
+    h = 0.38
+    ax.barh([v + h / 2 for v in y], [float(r[2]) for r in rows], h, color=ON_DEMAND_COLOR,
+            label="On-demand equivalent")
+    ax.barh([v - h / 2 for v in y], [float(r[1]) for r in rows], h, color=PAID_COLOR,
+            label="Paid")
+    top = max((float(r[2]) for r in rows), default=0.0)
+    for yi, (_, paid, od) in zip(y, rows, strict=True):
+        saved = pct(percent(od - paid, od))
+        ax.annotate(f"{usd(paid).split('.')[0]}  (saved {saved})", (float(paid), yi - h / 2),
+                    va="center", fontsize=7, xytext=(3, 0), textcoords="offset points",
+                    color="#333333")
+    ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
+    ax.set_xlim(0, top * 1.3 if top > 0 else 1)
+    ax.set_xlabel("USD this week", fontsize=8, color="#333333")
+    ax.grid(axis="x", color="#e5e5e5", linewidth=0.8)
+    _dollars(ax, "x")
+    _style(ax)
+    ax.legend(frameon=False, fontsize=8, loc="lower right")
+    ax.set_title(CHART_TITLES[VERSUS], fontsize=10, loc="left", color="#222222")
+    return _png(fig)

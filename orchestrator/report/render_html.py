@@ -1,0 +1,225 @@
+"""HTML e-mail rendering: table layout, inline styles only, no scripts, no external CSS.
+
+Mail clients (Gmail, Outlook, Apple Mail) drop <style> blocks, flexbox and scripts in
+various ways; nested tables with inline styles and fixed widths render the same in all.
+Charts are <img> tags whose ``src`` the caller chooses: ``cid:...`` in the e-mail, a
+relative file name for the copy saved to disk. Every value is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from zoneinfo import ZoneInfo
+
+from orchestrator.report.charts import CHART_TITLES, DAILY, VERSUS
+from orchestrator.report.fmt import hours, label, pct, signed_usd, usd
+from orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+
+WIDTH = 640
+_FONT = "font-family:Helvetica,Arial,sans-serif;"
+_TD = f"{_FONT}font-size:13px;color:#222222;padding:5px 8px;border-bottom:1px solid #e6e8eb;"
+_TH = (
+    f"{_FONT}font-size:11px;color:#5f6b7a;padding:5px 8px;text-transform:uppercase;"
+    "letter-spacing:0.3px;border-bottom:2px solid #d0d5db;font-weight:bold;"
+)
+_H2 = f"{_FONT}font-size:16px;color:#1a2b3c;margin:0;padding:22px 0 8px 0;font-weight:bold;"
+_GOOD, _BAD = "#1e7b45", "#b3261e"
+
+
+def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
+    """The report page; ``image_src`` maps chart names (charts.DAILY, charts.VERSUS) to URLs."""
+    s = report.summary
+    tz = ZoneInfo(report.timezone)
+    first, last = s.start.astimezone(tz).date(), report.daily[-1].day
+    body = [
+        _header(report, f"{first:%a %d %b %Y} to {last:%a %d %b %Y} ({report.timezone})"),
+        _kpis(report),
+        _section("Daily spend", _image(image_src, DAILY)),
+        _section("Spend against on-demand", _image(image_src, VERSUS)),
+        _section("Five most expensive jobs", _jobs_table(report.top_jobs)),
+        _section("Spend by cloud", _spend_table(report.by_cloud)),
+        _section("Spend by GPU", _spend_table(report.by_gpu)),
+        _section("Spend by market", _spend_table(report.by_market)),
+        _section("Spend by team", _spend_table(report.by_team)),
+        _section("Spend by owner", _spend_table(report.by_owner)),
+    ]
+    for state, title in (
+        ("finished", "Jobs finished"),
+        ("failed", "Jobs failed"),
+        ("running", "Jobs still running"),
+    ):
+        jobs = report.jobs_in(state)
+        body.append(_section(f"{title} ({len(jobs)})", _jobs_table(jobs)))
+    body.append(_section("Budget burn per job", _job_budgets(report)))
+    if report.team_budgets:
+        body.append(_section("Weekly budget burn per team", _team_budgets(report)))
+    body.append(_section(f"Preemptions ({len(report.preemptions)})", _preemptions(report, tz)))
+    body.append(_footer(report))
+    inner = "\n".join(body)
+    title = escape(f"gpuopt weekly cost report {report.week}")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title></head>
+<body style="margin:0;padding:0;background:#f3f4f6;">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0"
+ style="background:#f3f4f6;"><tr><td align="center" style="padding:16px 8px;">
+<table role="presentation" width="{WIDTH}" cellpadding="0" cellspacing="0" border="0"
+ style="width:{WIDTH}px;max-width:100%;background:#ffffff;border:1px solid #dde1e6;">
+<tr><td style="padding:20px 24px 24px 24px;">
+{inner}
+</td></tr></table>
+</td></tr></table>
+</body></html>
+"""
+
+
+def _header(report: WeeklyReport, dates: str) -> str:
+    return (
+        f'<p style="{_FONT}font-size:12px;color:#5f6b7a;margin:0;">gpuopt weekly cost report'
+        f" &middot; {escape(report.scope)}</p>"
+        f'<h1 style="{_FONT}font-size:22px;color:#1a2b3c;margin:4px 0 2px 0;">'
+        f"Week {escape(str(report.week))}</h1>"
+        f'<p style="{_FONT}font-size:13px;color:#5f6b7a;margin:0 0 14px 0;">{escape(dates)}</p>'
+    )
+
+
+def _kpi(title: str, value: str, note: str, color: str = "#1a2b3c") -> str:
+    return (
+        f'<td width="25%" valign="top" style="padding:10px 8px;background:#f7f8fa;'
+        f'border:1px solid #e6e8eb;">'
+        f'<div style="{_FONT}font-size:11px;color:#5f6b7a;text-transform:uppercase;">'
+        f"{escape(title)}</div>"
+        f'<div style="{_FONT}font-size:19px;font-weight:bold;color:{color};padding:3px 0;">'
+        f"{escape(value)}</div>"
+        f'<div style="{_FONT}font-size:11px;color:#5f6b7a;">{escape(note)}</div></td>'
+    )
+
+
+def _kpis(report: WeeklyReport) -> str:
+    s, p = report.summary, report.previous
+    change = report.total_change
+    change_note = f"{signed_usd(change)} ({pct(report.total_change_pct, signed=True)}) vs {p.week}"
+    cells = [
+        _kpi("Spend", usd(s.total), change_note),
+        _kpi("On-demand equiv.", usd(s.on_demand), f"{hours(s.gpu_hours)} GPU-hours"),
+        _kpi("Saved", usd(s.savings), f"{pct(s.savings_pct)} of on-demand",
+             _GOOD if s.savings >= 0 else _BAD),
+        _kpi("Preemptions", str(s.preemptions), f"{hours(s.wasted_gpu_hours)} GPU-h wasted"),
+    ]
+    spacer = '<td width="8" style="font-size:0;line-height:0;">&nbsp;</td>'
+    return (
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">'
+        f"<tr>{spacer.join(cells)}</tr></table>"
+    )
+
+
+def _section(title: str, content: str) -> str:
+    return f'<h2 style="{_H2}">{escape(title)}</h2>\n{content}'
+
+
+def _image(image_src: Mapping[str, str], name: str) -> str:
+    alt = escape(CHART_TITLES[name])
+    return (
+        f'<img src="{escape(image_src[name])}" alt="{alt}" width="{WIDTH - 48}" '
+        f'style="display:block;width:100%;max-width:{WIDTH - 48}px;height:auto;border:0;">'
+    )
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
+    if not rows:
+        return f'<p style="{_FONT}font-size:13px;color:#5f6b7a;margin:0;">None.</p>'
+
+    def align(i: int) -> str:
+        return "right" if i in right else "left"
+
+    head = "".join(
+        f'<th align="{align(i)}" style="{_TH}text-align:{align(i)};">{escape(h)}</th>'
+        for i, h in enumerate(headers)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td align="{align(i)}" style="{_TD}text-align:{align(i)};'
+            f'{"white-space:nowrap;" if i in right else ""}">{escape(c)}</td>'
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" '
+        f'style="border-collapse:collapse;"><tr>{head}</tr>{body}</table>'
+    )
+
+
+def _spend_table(lines: Sequence[SpendLine]) -> str:
+    return _table(
+        ["", "Spend", "On-demand", "Saved", "Saved %", "GPU-h"],
+        [
+            [ln.key, usd(ln.cost), usd(ln.on_demand), usd(ln.savings), pct(ln.savings_pct),
+             hours(ln.gpu_hours)]
+            for ln in lines
+        ],
+        right={1, 2, 3, 4, 5},
+    )
+
+
+def _jobs_table(jobs: Sequence[JobLine]) -> str:
+    return _table(
+        ["Job", "Owner", "Team", "State", "This week", "To date"],
+        [
+            [j.name, label(j.owner), label(j.team), j.state, usd(j.week_cost),
+             usd(j.cost_to_date)]
+            for j in jobs
+        ],
+        right={4, 5},
+    )
+
+
+def _job_budgets(report: WeeklyReport) -> str:
+    return _table(
+        ["Job", "Budget", "Spent to date", "Burn", "Remaining"],
+        [
+            [j.name, usd(j.budget), usd(j.cost_to_date), pct(j.budget_burn_pct),
+             usd(j.budget - j.cost_to_date)]
+            for j in report.jobs_with_budget
+            if j.budget is not None
+        ],
+        right={1, 2, 3, 4},
+    )
+
+
+def _team_budgets(report: WeeklyReport) -> str:
+    return _table(
+        ["Team", "Weekly budget", "Spent", "Burn", "Remaining"],
+        [
+            [t.team, usd(t.budget), usd(t.spent), pct(t.burn_pct), usd(t.remaining)]
+            for t in report.team_budgets
+        ],
+        right={1, 2, 3, 4},
+    )
+
+
+def _preemptions(report: WeeklyReport, tz: ZoneInfo) -> str:
+    return _table(
+        ["Job", "Where", "GPUs", "Ended", "GPU-h wasted", "Wasted"],
+        [
+            [f"{p.job_name} #{p.attempt}", f"{p.cloud} {p.region}", f"{p.gpu_count}x {p.gpu}",
+             p.ended_at.astimezone(tz).strftime("%a %H:%M"), hours(p.wasted_gpu_hours),
+             usd(p.wasted_cost)]
+            for p in report.preemptions
+        ],
+        right={4, 5},
+    )
+
+
+def _footer(report: WeeklyReport) -> str:
+    return (
+        f'<p style="{_FONT}font-size:11px;color:#7a8591;margin:24px 0 0 0;'
+        'border-top:1px solid #e6e8eb;padding-top:10px;">'
+        "Every figure comes from the ledger at the price in force when each attempt launched; "
+        "nothing is re-priced. On-demand equivalent: the same GPU-hours at the on-demand price "
+        f"of the same instance type in the same place. Days in {escape(report.timezone)}.</p>"
+    )
