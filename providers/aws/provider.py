@@ -59,6 +59,11 @@ class AwsProvider:
         )
         warnings += notes
         wanted = [t for t in self.instance_types if t in facts]
+        warnings += [
+            f"{t}: no GPU facts from describe_instance_types, dropped"
+            for t in self.instance_types
+            if t not in facts and not any(w.startswith(f"{t}:") for w in notes)
+        ]
 
         pricing = clients("pricing", PRICING_ENDPOINT_REGION)
         items = [
