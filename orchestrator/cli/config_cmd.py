@@ -1,0 +1,62 @@
+"""`gpuopt config show` and `gpuopt config init`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        envvar="GPUOPT_CONFIG",
+        help="Configuration file (default: config.toml in the user's config directory).",
+        show_default=False,
+    ),
+]
+
+
+def show(config: ConfigOption = None) -> None:
+    """Print the effective configuration (file + GPUOPT_* overrides), secrets masked."""
+    from orchestrator.cli.console import out_console
+    from orchestrator.config import load_config_with_sources
+    from orchestrator.config.render import to_toml
+
+    settings, file, exists, env_names = load_config_with_sources(config)
+    header = [f"# file: {file}" + ("" if exists else " (missing: defaults)")]
+    if env_names:
+        header.append("# environment overrides: " + ", ".join(env_names))
+    out_console().print("\n".join(header) + "\n\n" + to_toml(settings), markup=False, end="")
+
+
+def init(
+    config: ConfigOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter configuration file."""
+    import os
+
+    from orchestrator.cli.console import err_console
+    from orchestrator.config.render import STARTER
+    from orchestrator.paths import default_config_file, ensure_private_dir
+    from providers.errors import UserError
+
+    file = config.expanduser() if config is not None else default_config_file()
+    if file.exists() and not force:
+        raise UserError(
+            f"{file} already exists; edit it, or pass --force to overwrite it", exit_code=2
+        )
+    ensure_private_dir(file.parent)
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(STARTER)
+    err_console().print(f"wrote {file}; check it with `gpuopt config show`")
+
+
+def register(app: typer.Typer) -> None:
+    config_app = typer.Typer(help="Show or create the configuration file.", no_args_is_help=True)
+    config_app.command("show")(show)
+    config_app.command("init")(init)
+    app.add_typer(config_app, name="config")

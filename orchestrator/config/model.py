@@ -1,0 +1,295 @@
+"""The configuration model: every section of gpuopt's TOML file, validated by pydantic.
+
+Every model forbids unknown keys, so a typo is an error naming the key, not a silent
+default. Durations are written like ``"10m"``, ``"20s"``, ``"1h30m"``, ``"7d"``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+
+from providers.offer import CLOUDS
+
+Cloud = Literal["aws", "gcp", "azure"]
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value: object) -> object:
+    """"10m" / "1h30m" / "20s" / "7d" (or a number of seconds) -> timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        if text.isdigit():
+            return timedelta(seconds=int(text))
+        pos, total = 0, 0.0
+        for m in _DURATION_PART.finditer(text):
+            if m.start() != pos:
+                break
+            total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+            pos = m.end()
+        if text and pos == len(text):
+            return timedelta(seconds=total)
+        raise ValueError(f"{value!r} is not a duration: write e.g. '20s', '10m', '1h30m', '7d'")
+    return value
+
+
+def format_duration(value: timedelta) -> str:
+    """timedelta -> the shortest "1h30m" form (inverse of parse_duration)."""
+    seconds = value.total_seconds()
+    if seconds == 0:
+        return "0s"
+    out = []
+    for unit in ("d", "h", "m", "s"):
+        size = _UNIT_SECONDS[unit]
+        count, seconds = divmod(seconds, size)
+        if count:
+            out.append(f"{int(count)}{unit}")
+    if seconds:
+        out.append(f"{round(seconds * 1000)}ms")
+    return "".join(out)
+
+
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str),
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class DatabaseConfig(_Section):
+    # None = the SQLite file in the data directory (orchestrator.paths.default_sqlite_path).
+    url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _known_scheme(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        scheme = v.split("://", 1)[0] if "://" in v else ""
+        if not (scheme.startswith("sqlite") or scheme.startswith("postgresql")):
+            raise ValueError(
+                "must be a SQLAlchemy URL: sqlite:////path/to/gpuopt.db or "
+                "postgresql+psycopg://user@host:5432/dbname"
+            )
+        if scheme in ("postgresql", "postgres", "postgresql+psycopg2"):
+            # The installed driver is psycopg 3.
+            v = "postgresql+psycopg://" + v.split("://", 1)[1]
+        return v
+
+
+class CloudSettings(_Section):
+    # Regions to poll and place in; empty = the adapter's default region list.
+    regions: list[str] = Field(default_factory=list)
+
+
+class CloudsConfig(_Section):
+    # Clouds this installation uses. None (not set) = poll every cloud whose SDK finds
+    # credentials, and run jobs locally (see ExecutorConfig.resolved).
+    enabled: list[Cloud] | None = None
+    aws: CloudSettings = Field(default_factory=CloudSettings)
+    gcp: CloudSettings = Field(default_factory=CloudSettings)
+    azure: CloudSettings = Field(default_factory=CloudSettings)
+
+    def poll_clouds(self) -> tuple[str, ...]:
+        return tuple(self.enabled) if self.enabled is not None else CLOUDS
+
+    def regions_for(self, cloud: str) -> list[str] | None:
+        settings: CloudSettings = getattr(self, cloud)
+        return list(settings.regions) or None
+
+
+class ExecutorKind(StrEnum):
+    AUTO = "auto"
+    LOCAL = "local"
+    SKYPILOT = "skypilot"
+
+
+class ExecutorConfig(_Section):
+    default: ExecutorKind = ExecutorKind.AUTO
+
+    def resolved(self, clouds: CloudsConfig) -> ExecutorKind:
+        """auto = local when no cloud is configured ([clouds] enabled unset or empty)."""
+        if self.default is not ExecutorKind.AUTO:
+            return self.default
+        return ExecutorKind.SKYPILOT if clouds.enabled else ExecutorKind.LOCAL
+
+
+class ReservedCapacity(_Section):
+    cloud: Cloud
+    region: str
+    instance_type: str
+    count: int = Field(ge=1)
+
+
+_DEFAULT_PREEMPTION_RATES: dict[Cloud, float] = {"aws": 0.05, "gcp": 0.08, "azure": 0.08}
+
+
+class PlacementConfig(_Section):
+    # Expected spot interruptions per instance-hour when the cloud publishes no risk data.
+    preemption_rates: dict[Cloud, float] = Field(
+        default_factory=lambda: dict(_DEFAULT_PREEMPTION_RATES)
+    )
+    # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
+    avoid_window: Duration = timedelta(minutes=30)
+
+    @field_validator("preemption_rates")
+    @classmethod
+    def _rates_in_range(cls, v: dict[str, float]) -> dict[str, float]:
+        for cloud, rate in v.items():
+            if not 0 <= rate <= 1:
+                raise ValueError(f"{cloud}: {rate} must be between 0 and 1 per hour")
+        return v
+
+
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+class DaemonConfig(_Section):
+    poll_interval: Duration = timedelta(minutes=10)
+    reconcile_interval: Duration = timedelta(seconds=20)
+    # Price-history compaction: how often it runs, and history older than compaction_after
+    # is thinned to at most one row per offer per compaction_resolution.
+    compaction_interval: Duration = timedelta(days=1)
+    compaction_after: Duration = timedelta(days=90)
+    compaction_resolution: Duration = timedelta(hours=1)
+    metrics_address: str = "127.0.0.1:9464"
+    log_format: LogFormat = LogFormat.TEXT
+    # Leadership between daemons on PostgreSQL: the leader renews its lease every
+    # lease_renew; the others take over when it has not been renewed for lease_ttl.
+    lease_ttl: Duration = timedelta(seconds=60)
+    lease_renew: Duration = timedelta(seconds=20)
+
+    @field_validator("poll_interval", "reconcile_interval", "compaction_interval", "lease_ttl")
+    @classmethod
+    def _positive(cls, v: timedelta) -> timedelta:
+        if v <= timedelta(0):
+            raise ValueError("must be longer than 0s")
+        return v
+
+    @field_validator("metrics_address")
+    @classmethod
+    def _host_port(cls, v: str) -> str:
+        host, sep, port = v.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{v!r} must be HOST:PORT, e.g. 127.0.0.1:9464")
+        return v
+
+    @model_validator(mode="after")
+    def _lease_order(self) -> DaemonConfig:
+        if self.lease_renew >= self.lease_ttl:
+            raise ValueError("lease_renew must be shorter than lease_ttl")
+        return self
+
+
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _check_email(v: str) -> str:
+    if not _EMAIL.match(v):
+        raise ValueError(f"{v!r} is not an e-mail address")
+    return v
+
+
+class ReportConfig(_Section):
+    timezone: str = "UTC"
+    weekday: Weekday = "monday"
+    time: str = "08:00"
+    # Team name -> addresses that receive that team's weekly report.
+    recipients: dict[str, list[str]] = Field(default_factory=dict)
+    from_address: str = "gpuopt@localhost"
+
+    @field_validator("weekday", mode="before")
+    @classmethod
+    def _lower(cls, v: object) -> object:
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {v!r}: use an IANA name like Europe/Paris"
+            ) from None
+        return v
+
+    @field_validator("time")
+    @classmethod
+    def _hhmm(cls, v: str) -> str:
+        m = re.fullmatch(r"(\d{1,2}):(\d{2})", v.strip())
+        if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+            raise ValueError(f"{v!r} must be HH:MM (24-hour), e.g. 08:00")
+        return f"{int(m.group(1)):02d}:{m.group(2)}"
+
+    @field_validator("recipients")
+    @classmethod
+    def _emails(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for addresses in v.values():
+            for a in addresses:
+                _check_email(a)
+        return v
+
+    @field_validator("from_address")
+    @classmethod
+    def _from(cls, v: str) -> str:
+        if "@" not in v:
+            raise ValueError(f"{v!r} is not an e-mail address")
+        return v
+
+
+class SmtpSecurity(StrEnum):
+    STARTTLS = "starttls"
+    TLS = "tls"
+    NONE = "none"
+
+
+class SmtpConfig(_Section):
+    host: str = "localhost"
+    port: int = Field(default=587, ge=1, le=65535)
+    security: SmtpSecurity = SmtpSecurity.STARTTLS
+    username: str | None = None
+    # Never written in the file: from GPUOPT_SMTP_PASSWORD or password_file only.
+    password: SecretStr | None = None
+    password_file: str | None = None
+
+
+class Settings(_Section):
+    """The whole product's configuration (one TOML file + GPUOPT_* overrides)."""
+
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    clouds: CloudsConfig = Field(default_factory=CloudsConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    reserved: list[ReservedCapacity] = Field(default_factory=list)
+    placement: PlacementConfig = Field(default_factory=PlacementConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    smtp: SmtpConfig = Field(default_factory=SmtpConfig)

@@ -1,0 +1,140 @@
+"""Engine creation: SQLite (file mode 0600, WAL, busy_timeout) or PostgreSQL (psycopg 3)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session
+
+from providers.errors import UserError
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    engine: Engine
+    url: str  # rendered with the password hidden
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def session(self) -> Session:
+        """A plain session; the caller commits."""
+        return Session(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def resolve_url(url: str | None = None) -> str:
+    """``url``, else GPUOPT_DATABASE_URL, else the SQLite file in the data directory."""
+    if url:
+        return url
+    env = os.environ.get("GPUOPT_DATABASE_URL")
+    if env:
+        return env
+    from orchestrator.paths import default_sqlite_path
+
+    return f"sqlite:///{default_sqlite_path()}"
+
+
+def _sqlite_file(url: str) -> Path | None:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    db = parsed.database
+    if not db or db == ":memory:" or db.startswith("file:"):
+        return None
+    return Path(db).expanduser()
+
+
+def _create_private_file(path: Path) -> None:
+    from orchestrator.paths import ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except Exception:
+        raise UserError(
+            f"database URL {url!r} is not valid: use sqlite:////path/gpuopt.db or "
+            "postgresql+psycopg://user@host:5432/dbname ([database] url / GPUOPT_DATABASE_URL)",
+            exit_code=2,
+        ) from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        file = _sqlite_file(url)
+        if file is not None:
+            _create_private_file(file)
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if backend == "postgresql":
+        if parsed.drivername in ("postgresql", "postgresql+psycopg2"):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        return create_engine(parsed, pool_pre_ping=True)
+    raise UserError(
+        f"database {backend!r} is not supported: use SQLite or PostgreSQL", exit_code=2
+    )
+
+
+def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
+    """Open the store at ``url`` (see resolve_url) and bring its schema up to date."""
+    from sqlalchemy.exc import OperationalError
+
+    resolved = resolve_url(url)
+    engine = make_engine(resolved)
+    shown = make_url(resolved).render_as_string(hide_password=True)
+    if migrate:
+        from orchestrator.store.migrate import upgrade_if_needed
+
+        try:
+            upgrade_if_needed(engine)
+        except OperationalError as err:
+            engine.dispose()
+            raise UserError(
+                f"cannot open the database {shown}: {err.orig or err}; check [database] url "
+                "/ GPUOPT_DATABASE_URL and that the server is running",
+                exit_code=2,
+            ) from None
+    return Store(engine=engine, url=shown)
+
+
+def open_store_if_exists(url: str | None = None) -> Store | None:
+    """Like open_store, but None when the default SQLite file has not been created yet."""
+    resolved = resolve_url(url)
+    file = _sqlite_file(resolved)
+    if file is not None and not file.exists():
+        return None
+    return open_store(resolved)

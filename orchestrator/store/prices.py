@@ -1,0 +1,215 @@
+"""Writing observed offers as price changes, and reading the latest offers and history."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import ColumnElement, insert, update
+from sqlmodel import Session, col, select
+
+from orchestrator.store.tables import OfferSeries, PriceChange
+from providers.offer import Market, Offer
+from providers.offer_filter import OfferFilter, sort_offers
+from providers.price_rules import CURRENCY, OfferKey, Rejection, from_micros, screen, to_micros
+
+log = logging.getLogger("gpuopt.prices")
+
+# An offer not seen within this long of the newest observation in its (cloud, region)
+# is considered withdrawn and left out of the latest offers (its history stays).
+STALE_AFTER = timedelta(hours=6)
+
+
+@dataclass(slots=True)
+class RecordSummary:
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    # (offer, previous price) for every changed series, for "what changed" output.
+    changes: list[tuple[Offer, Decimal]] = field(default_factory=list)
+
+
+def _series_key(row: OfferSeries) -> OfferKey:
+    return (row.cloud, row.region, row.zone, row.instance_type, row.market)
+
+
+def _to_offer(row: OfferSeries) -> Offer:
+    return Offer(
+        cloud=row.cloud,
+        region=row.region,
+        zone=row.zone or None,
+        instance_type=row.instance_type,
+        gpu=row.gpu,
+        gpu_count=row.gpu_count,
+        gpu_memory_gib=row.gpu_memory_gib,
+        vcpus=row.vcpus,
+        ram_gib=row.ram_gib,
+        market=Market(row.market),
+        price_per_hour=from_micros(row.price_micros),
+        observed_at=row.last_seen,
+        source=row.source,
+        interruption_bucket=row.interruption_bucket,
+        placement_score=row.placement_score,
+    )
+
+
+def _static(offer: Offer) -> dict[str, object]:
+    return {
+        "gpu": offer.gpu,
+        "gpu_count": offer.gpu_count,
+        "gpu_memory_gib": offer.gpu_memory_gib,
+        "vcpus": offer.vcpus,
+        "ram_gib": offer.ram_gib,
+        "source": offer.source,
+        "interruption_bucket": offer.interruption_bucket,
+        "placement_score": offer.placement_score,
+    }
+
+
+def record_offers(
+    session: Session, offers: Sequence[Offer], currency: str = CURRENCY
+) -> RecordSummary:
+    """Append the changes in ``offers`` to the history (the caller commits).
+
+    A new series gets its first history row; a changed price closes nothing and opens a
+    new row; an unchanged price only moves ``last_seen`` (series and its current row).
+    Bad prices (see providers.price_rules) are logged and skipped.
+    """
+    summary = RecordSummary()
+    if not offers:
+        return summary
+    clouds = sorted({o.cloud for o in offers})
+    existing = {
+        _series_key(row): row
+        for row in session.exec(select(OfferSeries).where(col(OfferSeries.cloud).in_(clouds)))
+    }
+    last_prices = {k: from_micros(r.price_micros) for k, r in existing.items()}
+    accepted, rejected = screen(offers, last_prices, currency)
+    for rej in rejected:
+        log.warning("rejected price %s", rej.describe())
+    summary.rejected.extend(rejected)
+
+    bumps: list[dict[str, object]] = []
+    for offer in accepted:
+        micros = to_micros(offer.price_per_hour)
+        row = existing.get(offer.key)
+        now = offer.observed_at
+        if row is None:
+            row = OfferSeries(
+                cloud=offer.cloud, region=offer.region, zone=offer.zone or "",
+                instance_type=offer.instance_type, market=offer.market.value,
+                price_micros=micros, price_since=now, first_seen=now, last_seen=now,
+                **_static(offer),  # type: ignore[arg-type]
+            )
+            session.add(row)
+            session.flush()
+            summary.new += 1
+        elif now < row.last_seen:
+            summary.rejected.append(Rejection(offer, (f"observed {now} before last seen "
+                                                      f"{row.last_seen}",)))
+            continue
+        elif micros == row.price_micros:
+            summary.unchanged += 1
+            bumps.append({"id": row.current_change_id, "last_seen": now})
+            for k, v in _static(offer).items():
+                if getattr(row, k) != v:
+                    setattr(row, k, v)
+            row.last_seen = now
+            continue
+        else:
+            summary.changed += 1
+            summary.changes.append((offer, from_micros(row.price_micros)))
+            for k, v in _static(offer).items():
+                setattr(row, k, v)
+            row.price_micros, row.price_since, row.last_seen = micros, now, now
+        change_id = session.execute(
+            insert(PriceChange).returning(col(PriceChange.id)),
+            {"series_id": row.id, "price_micros": micros, "first_seen": now, "last_seen": now},
+        ).scalar_one()
+        row.current_change_id = change_id
+    if bumps:
+        session.flush()
+        session.execute(update(PriceChange), bumps)  # ORM bulk UPDATE by primary key
+    session.flush()
+    return summary
+
+
+def _conditions(flt: OfferFilter) -> list[ColumnElement[bool]]:
+    """The filter's identity conditions (not the price cap) on offer_series."""
+    conds: list[ColumnElement[bool]] = []
+    if flt.gpu is not None:
+        conds.append(col(OfferSeries.gpu) == flt.gpu)
+    if flt.market is not None:
+        conds.append(col(OfferSeries.market) == flt.market.value)
+    if flt.cloud is not None:
+        conds.append(col(OfferSeries.cloud) == flt.cloud)
+    if flt.region is not None:
+        conds.append(col(OfferSeries.region) == flt.region)
+    if flt.gpu_count is not None:
+        conds.append(col(OfferSeries.gpu_count) == flt.gpu_count)
+    return conds
+
+
+def has_prices(session: Session) -> bool:
+    return session.exec(select(col(OfferSeries.id)).limit(1)).first() is not None
+
+
+def latest_offers(
+    session: Session, flt: OfferFilter | None = None, *, include_stale: bool = False
+) -> list[Offer]:
+    """The current price of every offer series matching ``flt``, cheapest per GPU-hour first."""
+    flt = flt or OfferFilter()
+    q = select(OfferSeries).where(*_conditions(flt))
+    if flt.max_price_per_gpu_hour is not None:
+        cap = to_micros(flt.max_price_per_gpu_hour)
+        q = q.where(col(OfferSeries.price_micros) <= col(OfferSeries.gpu_count) * cap)
+    rows = list(session.exec(q))
+    if not include_stale and rows:
+        newest = _newest_by_region(session, {(r.cloud, r.region) for r in rows})
+        rows = [r for r in rows if r.last_seen >= newest[(r.cloud, r.region)] - STALE_AFTER]
+    return sort_offers(_to_offer(r) for r in rows)
+
+
+def _newest_by_region(
+    session: Session, places: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], datetime]:
+    clouds = sorted({c for c, _ in places})
+    q = select(col(OfferSeries.cloud), col(OfferSeries.region), col(OfferSeries.last_seen)).where(
+        col(OfferSeries.cloud).in_(clouds)
+    )
+    out: dict[tuple[str, str], datetime] = {}
+    for cloud, region, seen in session.exec(q):
+        if (cloud, region) not in out or seen > out[(cloud, region)]:
+            out[(cloud, region)] = seen
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPoint:
+    offer: Offer  # price_per_hour = this row's price; observed_at = last_seen
+    first_seen: datetime
+    last_seen: datetime
+
+
+def price_history(
+    session: Session, flt: OfferFilter, since: datetime | None = None
+) -> list[HistoryPoint]:
+    """Every stored price of the series matching ``flt`` (max price ignored), oldest first."""
+    q = (
+        select(OfferSeries, PriceChange)
+        .join(PriceChange, col(PriceChange.series_id) == col(OfferSeries.id))
+        .where(*_conditions(flt))
+    )
+    if since is not None:
+        q = q.where(col(PriceChange.last_seen) >= since)
+    q = q.order_by(col(PriceChange.first_seen), col(OfferSeries.id))
+    points = []
+    for series, change in session.exec(q):
+        base = _to_offer(series)
+        offer = base.with_price(from_micros(change.price_micros), change.last_seen)
+        points.append(HistoryPoint(offer, change.first_seen, change.last_seen))
+    return points

@@ -1,0 +1,68 @@
+"""Price-history tables: one row per offer series, one row per price change.
+
+``offer_series`` is the identity of an offer (``Offer.key``: cloud, region, zone ('' when
+not zonal), instance type, market) with its static attributes and its *current* price, so
+"latest offers" reads this small table only. ``price_change`` holds the history as
+changes: a row when a series' price changes (``first_seen``), whose ``last_seen`` is
+bumped by every later poll that sees the same price. Prices are integer micro-dollars.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from orchestrator.store.types import BigIntPK, UTCDateTime
+
+
+class OfferSeries(SQLModel, table=True):
+    __tablename__ = "offer_series"
+    __table_args__ = (
+        UniqueConstraint("cloud", "region", "zone", "instance_type", "market",
+                         name="uq_offer_series_key"),
+        Index("ix_offer_series_gpu_market", "gpu", "market"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    cloud: str = Field(max_length=16)
+    region: str = Field(max_length=64)
+    zone: str = Field(default="", max_length=64)  # '' when the market is regional
+    instance_type: str = Field(max_length=64)
+    market: str = Field(max_length=16)
+    gpu: str = Field(max_length=32)
+    gpu_count: int
+    gpu_memory_gib: float
+    vcpus: float
+    ram_gib: float
+    source: str = Field(max_length=32)
+    interruption_bucket: int | None = None
+    placement_score: int | None = None
+    price_micros: int = Field(sa_type=BigInteger)  # current USD/hour x 1e6
+    price_since: datetime = Field(sa_type=UTCDateTime)  # first_seen of the current price
+    first_seen: datetime = Field(sa_type=UTCDateTime)
+    last_seen: datetime = Field(sa_type=UTCDateTime)
+    # price_change.id of the current price (no FK: avoids a cycle; kept by record_offers).
+    current_change_id: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class PriceChange(SQLModel, table=True):
+    __tablename__ = "price_change"
+    __table_args__ = (Index("ix_price_change_series_first_seen", "series_id", "first_seen"),)
+
+    id: int | None = Field(
+        default=None,
+        sa_column=Column(BigIntPK, primary_key=True, autoincrement=True),
+    )
+    series_id: int = Field(
+        sa_column=Column(ForeignKey("offer_series.id", ondelete="CASCADE"), nullable=False)
+    )
+    price_micros: int = Field(sa_type=BigInteger)
+    first_seen: datetime = Field(sa_type=UTCDateTime)
+    last_seen: datetime = Field(sa_type=UTCDateTime)
+
+
+def import_all_tables() -> None:
+    """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
+    # Later table modules: add their import here, e.g. `from orchestrator.store import jobs`.
