@@ -133,7 +133,7 @@ def parse_price_items(
         if reason is None and start is None:
             reason = "no effectiveStartDate"
         if reason is None and (price is None or price <= 0):
-            reason = f"price {item.get('retailPrice')!r} is not a positive number"
+            reason = f"price {item.get('retailPrice')} is not a positive number"
         if reason is not None:
             rejected[reason] = rejected.get(reason, 0) + 1
             continue

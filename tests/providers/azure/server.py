@@ -1,0 +1,121 @@
+"""A local HTTPS server, started in a thread by a test, answering from a handler function.
+
+HTTPS (a throwaway self-signed certificate trusted through REQUESTS_CA_BUNDLE) so the
+Azure SDK's bearer-token policy runs unmodified: it refuses tokens over plain http.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Seen:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[Seen, str], Reply]  # (request, base URL) -> reply
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, Decimal):
+        return float(o)  # the API writes numbers as JSON floats (0.526, 0.0, 216000.0)
+    raise TypeError(type(o))
+
+
+def write_self_signed(directory: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
+    aki = x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski)
+    san = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(san, critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(ski, critical=False)
+        .add_extension(aki, critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@contextmanager
+def serve(handler: Handler, cert: Path, key: Path) -> Iterator[tuple[str, list[Seen]]]:
+    """Yield the server's base URL and the list of requests it has seen."""
+    seen: list[Seen] = []
+    base: list[str] = []
+
+    class _H(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            req = Seen(parts.path, parse_qs(parts.query), {k: v for k, v in self.headers.items()})
+            seen.append(req)
+            reply = handler(req, base[0])
+            body = b"" if reply.body is None else json.dumps(reply.body, default=_default).encode()
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    base.append(f"https://127.0.0.1:{server.server_address[1]}")
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield base[0], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
