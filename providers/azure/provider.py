@@ -87,15 +87,19 @@ class AzureProvider:
             return {}, []
         if subscription is None:
             return {}, [UNCHECKED.format(why=f"{SUBSCRIPTION_ENV} is not set")]
+        if self._credential is not None:
+            return self._check_regions(self._credential, subscription, regions)
+        from azure.identity import DefaultAzureCredential
+
+        with DefaultAzureCredential() as credential:
+            return self._check_regions(credential, subscription, regions)
+
+    def _check_regions(
+        self, credential: TokenCredential, subscription: str, regions: list[str]
+    ) -> tuple[dict[str, frozenset[str]], list[str]]:
         from concurrent.futures import ThreadPoolExecutor
 
         from azure.core.exceptions import AzureError, ClientAuthenticationError
-
-        credential: Any = self._credential
-        if credential is None:
-            from azure.identity import DefaultAzureCredential
-
-            credential = DefaultAzureCredential()
 
         def one(region: str) -> frozenset[str]:
             skus = net.fetch_resource_skus(
@@ -114,20 +118,17 @@ class AzureProvider:
             # The first region alone: a missing sign-in fails once, with one line.
             out[regions[0]] = one(regions[0])
         except ClientAuthenticationError as err:
-            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err)
-            return {}, [UNCHECKED.format(why=f"no usable Azure credential: {first_line}")]
+            return {}, [UNCHECKED.format(why=f"no usable Azure credential: {_short(err)}")]
         except AzureError as err:
             notes.append(f"azure {regions[0]}: availability not checked: {_short(err)}")
-        rest = regions[1:]
         with ThreadPoolExecutor(max_workers=max(1, self.availability_workers)) as pool:
-            futures: Mapping[str, Any] = {r: pool.submit(one, r) for r in rest}
+            futures: Mapping[str, Any] = {r: pool.submit(one, r) for r in regions[1:]}
             for region, future in futures.items():
                 try:
                     out[region] = future.result()
                 except AzureError as err:
                     notes.append(f"azure {region}: availability not checked: {_short(err)}")
         return out, notes
-
 
 def _short(err: Exception) -> str:
     text = str(err).strip()

@@ -17,7 +17,7 @@ from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline.transport import RequestsTransport
 
 from providers.azure import AzureProvider
-from providers.base import ProviderError
+from providers.base import Provider, ProviderError
 from tests.providers.azure.conftest import PRICES_PATH, retail_prices_api
 from tests.providers.azure.payloads import (
     location_restriction,
@@ -247,3 +247,8 @@ def test_no_credential_returns_public_prices_with_one_line(tls: tuple[Path, Path
     assert len(result.offers) == 14
     unchecked = [w for w in result.warnings if "availability not checked" in w]
     assert len(unchecked) == 1 and "no usable Azure credential" in unchecked[0]
+
+
+def test_azure_provider_implements_the_protocol() -> None:
+    p: Provider = AzureProvider()  # checked by mypy; construction does no I/O
+    assert p.cloud == "azure"
