@@ -2,7 +2,7 @@
 
 Retries: botocore's own retry handler (``standard`` mode: exponential backoff with
 jitter and a retry quota) retries throttling (ThrottlingException, RequestLimitExceeded,
-...) and transient 5xx answers up to ``max_attempts`` times; what still fails is turned
+...) and transient 5xx answers, ``max_attempts`` requests in all; what still fails is turned
 into a ProviderError naming the call, the error code and the attempts made.
 boto3 and botocore are imported inside functions only (slow imports).
 """
@@ -43,8 +43,10 @@ def client_factory(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> ClientFactory:
     from botocore.config import Config
 
     session = boto3.Session()
+    # total_max_attempts counts the first request; Config's "max_attempts" would count
+    # retries only (one more request than it says).
     config = Config(
-        retries={"mode": "standard", "max_attempts": max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts},
         connect_timeout=10,
         read_timeout=60,
     )
