@@ -1,0 +1,107 @@
+"""The embedded price snapshot: fallback offers for a machine with no price history yet.
+
+``snapshot_data.json`` (package data) holds an as-of date, a table of instance facts,
+and one row per price naming the public list it came from (``sources``). It is read on
+demand with importlib.resources; nothing is cached at module level.
+``gpuopt prices export-snapshot`` regenerates it from the store (see snapshot_document).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from providers.offer import Market, Offer
+
+SNAPSHOT_FILE = "snapshot_data.json"
+FORMAT = 1
+COLUMNS = ("cloud", "region", "zone", "instance_type", "market", "price_per_hour", "source")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    as_of: date
+    offers: tuple[Offer, ...]
+    # Offer.key -> the public list the figure came from.
+    sources: Mapping[tuple[str, str, str, str, str], str]
+
+
+def load_snapshot(text: str | None = None) -> Snapshot:
+    """Parse the embedded snapshot (or ``text``, a document in the same format)."""
+    if text is None:
+        from importlib.resources import files
+
+        text = files("providers").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
+    doc = json.loads(text)
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"snapshot format {doc.get('format')!r} is not {FORMAT}")
+    as_of = date.fromisoformat(doc["as_of"])
+    observed = datetime(as_of.year, as_of.month, as_of.day, tzinfo=UTC)
+    columns = tuple(doc["columns"])
+    if columns != COLUMNS:
+        raise ValueError(f"snapshot columns {columns} are not {COLUMNS}")
+    instances: Mapping[str, Mapping[str, Any]] = doc["instances"]
+    source_text: Mapping[str, str] = doc["sources"]
+    offers: list[Offer] = []
+    sources: dict[tuple[str, str, str, str, str], str] = {}
+    for cloud, region, zone, instance_type, market, price, ref in doc["prices"]:
+        facts = instances[f"{cloud}:{instance_type}"]
+        offer = Offer(
+            cloud=cloud,
+            region=region,
+            zone=zone,
+            instance_type=instance_type,
+            gpu=facts["gpu"],
+            gpu_count=int(facts["gpu_count"]),
+            gpu_memory_gib=float(facts["gpu_memory_gib"]),
+            vcpus=float(facts["vcpus"]),
+            ram_gib=float(facts["ram_gib"]),
+            market=Market(market),
+            price_per_hour=Decimal(price),
+            observed_at=observed,
+            source="snapshot",
+        )
+        offers.append(offer)
+        sources[offer.key] = source_text[ref]
+    return Snapshot(as_of=as_of, offers=tuple(offers), sources=sources)
+
+
+def snapshot_offers() -> list[Offer]:
+    return list(load_snapshot().offers)
+
+
+def snapshot_document(
+    offers: Sequence[Offer], as_of: date, sources: Mapping[tuple[str, ...], str], note: str
+) -> str:
+    """Render offers as a snapshot document (one price per line, stable order).
+
+    ``sources`` maps Offer.key to the text naming where that figure came from.
+    """
+    source_ids: dict[str, str] = {}
+    instances: dict[str, dict[str, Any]] = {}
+    rows: list[list[Any]] = []
+    for o in sorted(offers, key=lambda o: o.key):
+        text = sources[o.key]
+        ref = source_ids.setdefault(text, f"s{len(source_ids) + 1}")
+        instances.setdefault(
+            f"{o.cloud}:{o.instance_type}",
+            {"gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_memory_gib": o.gpu_memory_gib,
+             "vcpus": o.vcpus, "ram_gib": o.ram_gib},
+        )
+        rows.append([o.cloud, o.region, o.zone, o.instance_type, o.market.value,
+                     str(o.price_per_hour), ref])
+    head = {
+        "format": FORMAT,
+        "as_of": as_of.isoformat(),
+        "note": note,
+        "columns": list(COLUMNS),
+        "sources": {ref: text for text, ref in source_ids.items()},
+        "instances": dict(sorted(instances.items())),
+    }
+    out = json.dumps(head, indent=1)[:-2]  # drop the closing "\n}"
+    body = ",\n".join("  " + json.dumps(r) for r in rows)
+    return f'{out},\n "prices": [\n{body}\n ]\n}}\n'
