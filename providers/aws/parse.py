@@ -168,7 +168,11 @@ def parse_price_list(items: Iterable[str]) -> tuple[list[RegionalPrice], list[st
     prices: list[RegionalPrice] = []
     warnings: list[str] = []
     for raw in items:
-        item = json.loads(raw)
+        try:
+            item = json.loads(raw)
+        except json.JSONDecodeError as err:
+            warnings.append(f"PriceList item is not JSON ({err}), skipped")
+            continue
         product = item.get("product", {})
         attrs = product.get("attributes", {})
         itype, region = attrs.get("instanceType"), attrs.get("regionCode")

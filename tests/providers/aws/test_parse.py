@@ -90,6 +90,13 @@ def test_items_that_are_not_plain_linux_are_skipped() -> None:
     assert prices == [] and "not a plain Linux" in warnings[0]
 
 
+def test_malformed_item_is_skipped_not_fatal() -> None:
+    good = load("pricing/us-east-1/g5.xlarge.json")["PriceList"][0]
+    prices, warnings = parse_price_list(['{"product": ', good])
+    assert {p.instance_type for p in prices} == {"g5.xlarge"}
+    assert len(warnings) == 1 and "not JSON" in warnings[0]
+
+
 def test_zero_or_non_usd_prices_are_dropped_with_a_warning() -> None:
     item = _item("us-east-1", "p4de.24xlarge")
     (term,) = item["terms"]["OnDemand"].values()
