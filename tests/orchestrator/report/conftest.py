@@ -1,0 +1,144 @@
+"""Fixtures for the report tests: a real SMTP server on loopback (aiosmtpd), TLS material."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import ipaddress
+import socket
+import ssl
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+USER, PASSWORD = "reporter", "s3cret-pw"
+
+
+@dataclass
+class Received:
+    mail_from: str
+    rcpt_tos: list[str]
+    content: bytes
+
+
+@dataclass
+class Sink:
+    messages: list[Received] = field(default_factory=list)
+    logins: list[str] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(
+            Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content)
+        )
+        return "250 OK"
+
+    def authenticator(self, server: Any, session: Any, envelope: Any, mechanism: str,
+                      auth_data: Any) -> Any:
+        from aiosmtpd.smtp import AuthResult, LoginPassword
+
+        if (
+            isinstance(auth_data, LoginPassword)
+            and auth_data.login == USER.encode()
+            and auth_data.password == PASSWORD.encode()
+        ):
+            self.logins.append(USER)
+            return AuthResult(success=True)
+        return AuthResult(success=False, handled=False)
+
+
+@dataclass
+class TlsFiles:
+    cert: Path
+    key: Path
+
+    def server_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(self.cert, self.key)
+        return ctx
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.cert))
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    """A self-signed certificate for 127.0.0.1 / localhost."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    d = tmp_path_factory.mktemp("tls")
+    (d / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return TlsFiles(d / "cert.pem", d / "key.pem")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+SmtpFactory = Callable[..., Any]
+
+
+@pytest.fixture
+def smtp_server() -> Iterator[SmtpFactory]:
+    """start(sink, port=None, mode="plain"|"starttls"|"tls", tls=TlsFiles) -> Controller."""
+    from aiosmtpd.controller import Controller
+
+    started: list[Any] = []
+
+    def start(sink: Sink, *, port: int | None = None, mode: str = "plain",
+              tls: TlsFiles | None = None) -> Any:
+        kwargs: dict[str, Any] = {
+            "authenticator": sink.authenticator,
+            "auth_required": True,
+            "auth_require_tls": mode != "plain",
+        }
+        if mode == "starttls":
+            assert tls is not None
+            kwargs.update(tls_context=tls.server_context(), require_starttls=True)
+        elif mode == "tls":
+            assert tls is not None
+            kwargs.update(ssl_context=tls.server_context())
+        controller = Controller(sink, hostname="127.0.0.1", port=port or free_port(), **kwargs)
+        controller.start()
+        started.append(controller)
+        return controller
+
+    yield start
+    for controller in started:
+        with contextlib.suppress(AssertionError):  # already stopped by the test
+            controller.stop()
