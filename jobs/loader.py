@@ -1,0 +1,225 @@
+"""Read job.yaml into a :class:`JobSpec`; every problem becomes ``file:line path: fix``.
+
+ruamel.yaml's round-trip loader keeps the line of every key, so pydantic's error
+locations can be mapped back to the line the user has to edit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from jobs.errors import SpecError
+from jobs.spec import JobSpec
+
+_MAX_ERRORS = 20
+
+
+def load_job_spec(path: str | Path) -> JobSpec:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a directory, expected a job.yaml file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: cannot read: {exc}") from None
+    return parse_job_spec(text, str(path), base_dir=path.resolve().parent)
+
+
+def parse_job_spec(text: str, filename: str, base_dir: Path | None = None) -> JobSpec:
+    """Validate YAML text; relative `model.config` paths resolve against ``base_dir``
+    (default: the directory of ``filename``)."""
+    if base_dir is None:
+        base_dir = Path(filename).resolve().parent
+    doc = _load_yaml(text, filename)
+    if doc is None:
+        raise SpecError(f"{filename}:1: the file is empty; a job needs `model` and `workload`")
+    if not isinstance(doc, Mapping):
+        raise SpecError(
+            f"{filename}:{_line_of(doc, ()) or 1}: the document must be a mapping "
+            f"(key: value), not a {_kind(doc)}"
+        )
+    try:
+        data = _plain(doc, 0)
+    except _TooDeep:
+        raise SpecError(f"{filename}:1: the document nests too deeply") from None
+    try:
+        return JobSpec.model_validate(data, context={"base_dir": base_dir})
+    except ValidationError as exc:
+        found = [_describe(err, doc, filename) for err in exc.errors()[:_MAX_ERRORS]]
+        ordered = sorted(dict.fromkeys(found), key=lambda item: item[0])
+        raise SpecError([text for _, text in ordered]) from None
+
+
+def _load_yaml(text: str, filename: str) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        return yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        what = exc.problem or exc.context or "invalid YAML"
+        raise SpecError(f"{filename}:{line}: not valid YAML: {what}") from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SpecError(f"{filename}:1: not valid YAML: {first}") from None
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _plain(node: Any, depth: int) -> Any:
+    """ruamel's Commented* containers -> dicts/lists (cycles from aliases cut by depth)."""
+    if depth > 50:
+        raise _TooDeep
+    if isinstance(node, Mapping):
+        return {_key(k): _plain(v, depth + 1) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [_plain(v, depth + 1) for v in node]
+    if isinstance(node, str):
+        return str(node)  # ScalarString subclasses -> str
+    return node
+
+
+def _key(key: Any) -> Any:
+    return key if isinstance(key, str | int) and not isinstance(key, bool) else str(key)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return "list"
+    return "scalar value" if not isinstance(value, Mapping) else "mapping"
+
+
+def _line_of(doc: Any, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the deepest part of ``loc`` present in the YAML tree."""
+    node, line = doc, None
+    lc = getattr(node, "lc", None)
+    if lc is not None:
+        line = lc.line + 1
+    for part in loc:
+        lc = getattr(node, "lc", None)
+        if isinstance(node, Mapping):
+            match = next((k for k in node if _key(k) == part), None)
+            if match is None:
+                break
+            if lc is not None:
+                with contextlib.suppress(KeyError, TypeError, IndexError):
+                    line = lc.key(match)[0] + 1
+            node = node[match]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if lc is not None:
+                with contextlib.suppress(KeyError, TypeError, IndexError):
+                    line = lc.item(part)[0] + 1
+            node = node[part]
+        else:
+            break
+    return line
+
+
+def _model_class(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            found = _model_class(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
+    """Drop pydantic's union/validator tags; return the path and the model owning its end."""
+    cls: type[BaseModel] | None = JobSpec
+    out: list[Any] = []
+    for part in loc:
+        if cls is not None and isinstance(part, str) and part in cls.model_fields:
+            out.append(part)
+            owner = cls
+            cls = _model_class(owner.model_fields[part].annotation)
+            if cls is None and len(out) < len(loc):
+                # a dict/list field: keep keys/indexes that follow verbatim
+                idx = loc.index(part)
+                rest = [p for p in loc[idx + 1 :] if isinstance(p, int) or _is_user_key(p)]
+                return tuple(out + rest[:1]), owner
+        elif cls is not None and isinstance(part, str) and not _is_tag(part):
+            out.append(part)  # an unknown key the user wrote
+            return tuple(out), cls
+    return tuple(out), cls
+
+
+def _is_tag(part: str) -> bool:
+    return "[" in part or part in {"str", "int", "float", "bool", "dict", "list", "none",
+                                   "timedelta", "datetime", "decimal", "constrained-str"}
+
+
+def _is_user_key(part: Any) -> bool:
+    return isinstance(part, str) and not _is_tag(part)
+
+
+def _owner_fields(loc: tuple[Any, ...]) -> list[str]:
+    cls: type[BaseModel] | None = JobSpec
+    for part in loc[:-1]:
+        if cls is None or part not in cls.model_fields:
+            return []
+        cls = _model_class(cls.model_fields[part].annotation)
+    return list(cls.model_fields) if cls is not None else []
+
+
+def _message(err: Any, loc: tuple[Any, ...]) -> str:
+    kind, ctx = err.get("type", ""), err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        close = difflib.get_close_matches(str(loc[-1]) if loc else "", _owner_fields(loc), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown key{hint}"
+    if kind == "missing":
+        return "is required"
+    simple = {
+        "greater_than_equal": lambda: f"must be >= {ctx.get('ge')}",
+        "greater_than": lambda: f"must be > {ctx.get('gt')}",
+        "less_than_equal": lambda: f"must be <= {ctx.get('le')}",
+        "less_than": lambda: f"must be < {ctx.get('lt')}",
+        "literal_error": lambda: f"must be one of {ctx.get('expected')}",
+        "int_type": lambda: "must be a whole number",
+        "int_parsing": lambda: "must be a whole number",
+        "int_from_float": lambda: "must be a whole number",
+        "float_type": lambda: "must be a number",
+        "float_parsing": lambda: "must be a number",
+        "bool_type": lambda: "must be true or false",
+        "bool_parsing": lambda: "must be true or false",
+        "string_type": lambda: "must be a string",
+        "string_too_short": lambda: "must not be empty",
+        "string_too_long": lambda: f"must be at most {ctx.get('max_length')} characters",
+        "dict_type": lambda: "must be a mapping (key: value)",
+        "model_type": lambda: "must be a mapping (key: value)",
+        "model_attributes_type": lambda: "must be a mapping (key: value)",
+        "list_type": lambda: "must be a list",
+        "tuple_type": lambda: "must be a list",
+    }
+    if kind in simple:
+        return simple[kind]()
+    msg = str(err.get("msg", "is invalid"))
+    return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _describe(err: Any, doc: Any, filename: str) -> tuple[int, str]:
+    raw = tuple(err.get("loc", ()))
+    loc, _ = _clean_loc(raw)
+    line = _line_of(doc, loc) or 1
+    path = ".".join(str(p) for p in loc) or "(document)"
+    return line, f"{filename}:{line} {path}: {_message(err, loc)}"

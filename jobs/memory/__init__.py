@@ -1,0 +1,86 @@
+"""Peak GPU memory of a job, per GPU, as a breakdown in bytes.
+
+Nothing here encodes a rule of thumb: "inference ~ 1.5 x weights" or "fine-tuning ~
+4-8 x inference" come out of the component models (see tests/jobs/test_memory.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jobs.memory.breakdown import COMPONENTS, MemoryEstimate
+from jobs.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
+
+if TYPE_CHECKING:
+    from jobs.architectures import Architecture
+    from jobs.spec import JobSpec, WorkloadSpec
+
+__all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "estimate_job", "estimate_memory",
+           "shards_with_count"]
+
+
+def shards_with_count(workload: WorkloadSpec) -> bool:
+    """Does per-GPU memory shrink with more GPUs? Tensor parallel inference, ZeRO, FSDP."""
+    if workload.type == "inference":
+        return True
+    return workload.fsdp or workload.zero_stage > 0
+
+
+def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -> MemoryEstimate:
+    from jobs.memory import inference, training, weights
+
+    if gpus < 1:
+        raise ValueError("gpus must be >= 1")
+    precision = workload.weight_precision
+    w = weights.weight_bytes(arch, precision, workload.double_quant)
+    parts: dict[str, float] = {}
+    if workload.type == "inference":
+        tp = gpus
+        seqs = workload.batch_size * workload.concurrency
+        kv_b = (
+            inference.KV_BYTES[workload.kv_cache_dtype]
+            if workload.kv_cache_dtype
+            else weights.compute_bytes(precision)
+        )
+        parts["weights"] = w / tp
+        parts["kv_cache"] = inference.kv_cache_bytes(
+            arch, workload.sequence_length, seqs, kv_b, tp
+        )
+        parts["activations"] = inference.prefill_working_bytes(
+            arch, workload.prompt_tokens, seqs, precision, workload.flash_attention, tp
+        )
+        parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp)
+    else:
+        stage = 3 if workload.fsdp else workload.zero_stage
+        n = gpus
+        parts["weights"] = w / (n if stage >= 3 else 1)
+        parts.update(
+            training.trainable_states(
+                arch,
+                workload.method,
+                precision,
+                workload.optimizer,
+                workload.lora_targets,
+                workload.lora_rank,
+                shards_optimizer=n if stage >= 1 else 1,
+                shards_grads=n if stage >= 2 else 1,
+            )
+        )
+        seq, batch = workload.sequence_length, workload.batch_size
+        parts["activations"] = training.activation_bytes(
+            arch, seq, batch, workload.method, precision, workload.lora_targets,
+            workload.lora_rank, workload.flash_attention, workload.gradient_checkpointing,
+        )
+        parts["logits"] = training.loss_logits_bytes(arch, seq, batch, precision)
+        workspace = weights.dequant_workspace_bytes(arch, precision)
+        if stage >= 3 and n > 1:
+            workspace += training.zero3_gather_bytes(arch)
+        parts["workspace"] = workspace
+    allocated = sum(parts.values())
+    parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
+    parts["cuda_context"] = CUDA_CONTEXT_BYTES
+    return MemoryEstimate.of(parts, gpus)
+
+
+def estimate_job(spec: JobSpec, gpus: int = 1) -> MemoryEstimate:
+    return estimate_memory(spec.resolved_model(), spec.workload, gpus)

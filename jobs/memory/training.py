@@ -1,0 +1,172 @@
+"""Fine-tuning: trainable states (grads, optimizer, master weights) and activations."""
+
+from __future__ import annotations
+
+from jobs.architectures import Architecture
+from jobs.memory.constants import (
+    LOSS_FP32_COPIES,
+    MASTER_WEIGHT_BYTES,
+    MIXED_PRECISION_GRAD_BYTES,
+    NON_FLASH_SCORE_BYTES,
+    NORM_SAVED_BYTES,
+    OPTIMIZER_BYTES,
+    ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
+)
+from jobs.memory.weights import QUANTIZED, compute_bytes, largest_matrix
+
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> tuple[str, ...]:
+    names = ALL_LINEAR if "all-linear" in targets else targets
+    shapes = arch.linear_shapes()
+    return tuple(t for t in names if t in shapes)
+
+
+def lora_params(arch: Architecture, targets: tuple[str, ...], rank: int) -> int:
+    """A (in x r) and B (r x out) per target, per expert for MoE MLPs, per layer."""
+    shapes = arch.linear_shapes()
+    per_layer = sum(
+        rank * (shapes[t][0] + shapes[t][1]) * arch.expert_count(t)
+        for t in lora_targets(arch, targets)
+    )
+    return per_layer * arch.layers
+
+
+def adafactor_state_bytes(arch: Architecture) -> float:
+    """Factored second moment: (rows + cols) fp32 per matrix, full vectors for the rest."""
+    per_layer = sum((a + b) * arch.expert_count(m) for m, (a, b) in arch.linear_shapes().items())
+    matrices = arch.layers * per_layer + 2 * (arch.vocab_size + arch.hidden_size)
+    return 4.0 * matrices
+
+
+def trainable_states(
+    arch: Architecture,
+    method: str,
+    precision: str,
+    optimizer: str,
+    targets: tuple[str, ...],
+    rank: int,
+    shards_optimizer: int,
+    shards_grads: int,
+) -> dict[str, float]:
+    """adapters / gradients / optimizer bytes per GPU (weights are counted elsewhere)."""
+    if method == "full":
+        n = arch.params
+        mixed = precision in ("bf16", "fp16")
+        grad_b = MIXED_PRECISION_GRAD_BYTES if mixed else 4
+        master = MASTER_WEIGHT_BYTES if mixed else 0
+        adapters = 0.0
+    else:
+        n = lora_params(arch, targets, rank)
+        # PEFT keeps adapter weights in fp32 under 16-bit bases (autocast_adapter_dtype)
+        grad_b, master = 4, 0
+        adapters = n * 4.0
+    if optimizer == "adafactor":
+        opt = adafactor_state_bytes(arch) if method == "full" else n * 4.0 * 0.1
+    else:
+        opt = n * OPTIMIZER_BYTES[optimizer]
+    return {
+        "adapters": adapters,
+        "gradients": n * grad_b / shards_grads,
+        "optimizer": (opt + n * master) / shards_optimizer,
+    }
+
+
+def zero3_gather_bytes(arch: Architecture) -> float:
+    largest = max(arch.vocab_size * arch.hidden_size, largest_matrix(arch))
+    return ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM * largest
+
+
+def _saves_input(module: str, method: str, precision: str, targets: tuple[str, ...]) -> bool:
+    """Does autograd keep this linear's input for backward?
+
+    Full fine-tuning: yes (weight gradient). Frozen 16-bit weights: no (PyTorch saves
+    only what the requested gradients need). Quantized frozen weights: yes, bitsandbytes'
+    MatMul4Bit / MatMul8bitLt save their input A whenever it needs a gradient. LoRA
+    targets: the adapter's A matrix needs the input.
+    """
+    return method == "full" or precision in QUANTIZED or module in targets
+
+
+def layer_activation_bytes(
+    arch: Architecture,
+    seq: int,
+    batch: int,
+    method: str,
+    precision: str,
+    targets: tuple[str, ...],
+    rank: int,
+    flash_attention: bool,
+) -> float:
+    """Activations one transformer block keeps for backward (one micro-batch).
+
+    Korthikanti et al. 2022 count 34*s*b*h + 5*a*s^2*b bytes for a GPT block with
+    dropout; the same accounting is done here for the model's actual block: SwiGLU vs
+    GELU MLP, intermediate size, GQA/MQA k/v widths, fp32 norm inputs, no dropout
+    (modern fine-tuning recipes set it to 0), and which linear inputs autograd keeps.
+    """
+    b = compute_bytes(precision)
+    tok = seq * batch
+    h, i = arch.hidden_size, arch.intermediate_size * arch.experts_per_token
+    lt = lora_targets(arch, targets) if method != "full" else ()
+
+    def saves(m: str) -> bool:
+        return _saves_input(m, method, precision, lt)
+
+    total: float = arch.norms_per_layer * NORM_SAVED_BYTES * h  # fp32 norm inputs
+    if any(saves(m) for m in ("q_proj", "k_proj", "v_proj")):
+        total += b * h  # normed input of q/k/v
+    total += b * (arch.q_dim + 2 * arch.kv_dim)  # q, k, v kept by the attention kernel
+    total += b * arch.q_dim  # attention output (kept by flash attention for backward)
+    if saves("o_proj"):
+        total += b * arch.q_dim  # re-laid-out input of o_proj
+    mlp_in_shared = arch.norms_per_layer == 1  # parallel block: MLP reads the same norm
+    if not mlp_in_shared and any(saves(m) for m in ("gate_proj", "up_proj")):
+        total += b * h
+    if arch.gated_mlp:
+        total += 3 * b * i  # gate out (silu input), up out, silu out (mul operands)
+    else:
+        total += b * i  # fc1 output = GELU input
+    if saves("down_proj"):
+        total += b * i  # input of the down projection
+    total += b * rank * len(lt)  # LoRA A outputs (inputs of B)
+    total *= tok
+    if not flash_attention:
+        total += NON_FLASH_SCORE_BYTES * (b / 2) * arch.heads * seq * seq * batch
+    return total
+
+
+def activation_bytes(
+    arch: Architecture,
+    seq: int,
+    batch: int,
+    method: str,
+    precision: str,
+    targets: tuple[str, ...],
+    rank: int,
+    flash_attention: bool,
+    checkpointing: bool,
+) -> float:
+    """Stored activations at the start of backward plus one block's backward working set.
+
+    With gradient checkpointing (full recomputation) only each block's input stays,
+    2*s*b*h bytes at 16-bit (Korthikanti et al. 2022, section 4.2), and one block is
+    recomputed at a time.
+    """
+    per_layer = layer_activation_bytes(
+        arch, seq, batch, method, precision, targets, rank, flash_attention
+    )
+    kept: float
+    if checkpointing:
+        kept = arch.layers * compute_bytes(precision) * seq * batch * arch.hidden_size
+    else:
+        kept = arch.layers * per_layer
+    return kept + per_layer  # + the block being (re)computed / back-propagated
+
+
+def loss_logits_bytes(arch: Architecture, seq: int, batch: int, precision: str) -> float:
+    """Logits in the compute dtype + fp32 copy + fp32 log-softmax/gradient."""
+    b = compute_bytes(precision)
+    fp32 = LOSS_FP32_COPIES if b < 4 else LOSS_FP32_COPIES - 1
+    return seq * batch * arch.vocab_size * (b + 4 * fp32)

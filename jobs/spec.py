@@ -1,0 +1,355 @@
+"""The job spec (job.yaml) as validated, immutable pydantic models.
+
+Keys shared with SkyPilot's task YAML (name, setup, run, envs, workdir, file_mounts)
+mean the same thing there and here, so existing SkyPilot tasks can be brought over.
+Read files with :func:`jobs.loader.load_job_spec`, which turns every validation error
+into ``file:line path: what to fix``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from jobs.architectures import (
+    ARCHITECTURES,
+    Architecture,
+    architecture_from_params,
+    find_architecture,
+)
+from jobs.units import parse_count, parse_duration
+from providers.hardware import GPUS, canonical_gpu
+from providers.offer import CLOUDS
+
+Precision = Literal["fp32", "bf16", "fp16", "int8", "int4", "nf4"]
+QUANTIZED: frozenset[str] = frozenset({"int8", "int4", "nf4"})
+Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor"]
+KvDtype = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+
+
+def _count(value: object) -> int:
+    return parse_count(value)
+
+
+def _duration(value: object) -> timedelta:
+    return parse_duration(value)
+
+
+def _money(value: object) -> Decimal:
+    if isinstance(value, bool) or value is None:
+        raise ValueError("must be an amount in USD, e.g. 250 or 12.50")
+    text = str(value).strip().removeprefix("$").removesuffix("USD").strip()
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"{value!r} is not an amount in USD: write e.g. 250 or 12.50") from None
+    if not amount.is_finite() or amount <= 0:
+        raise ValueError("must be a positive amount in USD")
+    return amount
+
+
+def _text(value: object) -> object:
+    """SkyPilot allows numbers where strings are expected (envs values); keep them strings."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_count)]
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+Money = Annotated[Decimal, BeforeValidator(_money)]
+EnvValue = Annotated[str, BeforeValidator(_text)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class ModelSpec(_Strict):
+    name: str | None = None
+    config: Path | None = None
+    params: Count | None = None
+    layers: int | None = Field(default=None, ge=1, le=1000)
+    hidden_size: int | None = Field(default=None, ge=1, le=1_000_000)
+    heads: int | None = Field(default=None, ge=1, le=10_000)
+    kv_heads: int | None = Field(default=None, ge=1, le=10_000)
+    intermediate_size: int | None = Field(default=None, ge=1, le=10_000_000)
+    vocab_size: int | None = Field(default=None, ge=1, le=100_000_000)
+
+    _arch: Architecture | None = PrivateAttr(default=None)
+
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        arch = find_architecture(value)
+        if arch is None:
+            close = difflib.get_close_matches(value.lower(), list(ARCHITECTURES), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"unknown model {value!r}{hint}; choose one of {', '.join(ARCHITECTURES)}, "
+                "or give `config:` (a Hugging Face config.json) or `params:`"
+            )
+        return arch.name
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _resolve_config(cls, value: object, info: ValidationInfo) -> object:
+        if value is None or not isinstance(value, str):
+            return value
+        path = Path(value).expanduser()
+        base = (info.context or {}).get("base_dir")
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        return path
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelSpec:
+        sources = [k for k in ("name", "config", "params") if getattr(self, k) is not None]
+        if not sources:
+            raise ValueError("give one of `name` (a built-in model), `config` or `params`")
+        if len(sources) > 1:
+            raise ValueError(f"give only one of `name`, `config`, `params` (got {sources})")
+        dims = ("layers", "hidden_size", "heads", "kv_heads", "intermediate_size", "vocab_size")
+        given = {d: getattr(self, d) for d in dims if getattr(self, d) is not None}
+        if given and self.params is None:
+            raise ValueError(f"{', '.join(given)} only go with `params`")
+        if self.name is not None:
+            self._arch = ARCHITECTURES[self.name]
+        elif self.config is not None:
+            from jobs.hfconfig import ConfigError, load_hf_config
+
+            try:
+                self._arch = load_hf_config(self.config)
+            except ConfigError as exc:
+                raise ValueError(f"config: {exc}") from None
+        else:
+            assert self.params is not None
+            heads, kv = given.get("heads"), given.get("kv_heads")
+            if heads and kv and (kv > heads or heads % kv):
+                raise ValueError("kv_heads must divide heads")
+            h = given.get("hidden_size")
+            if h and heads and h % heads:
+                raise ValueError("hidden_size must be a multiple of heads")
+            self._arch = architecture_from_params(self.params, **given)
+        return self
+
+    def architecture(self) -> Architecture:
+        assert self._arch is not None  # set by the validator
+        return self._arch
+
+
+class WorkloadSpec(_Strict):
+    type: Literal["finetune", "inference"]
+    # Fine-tuning
+    method: Literal["full", "lora", "qlora"] = "full"
+    lora_rank: int = Field(default=8, ge=1, le=65536)
+    lora_targets: tuple[str, ...] = ("q_proj", "v_proj")  # PEFT's default for Llama
+    optimizer: Optimizer = "adamw"
+    gradient_checkpointing: bool = False
+    zero_stage: int = Field(default=0, ge=0, le=3)
+    fsdp: bool = False
+    tokens: Count | None = None
+    epochs: float | None = Field(default=None, gt=0, le=10_000)
+    dataset_tokens: Count | None = None
+    # Both
+    precision: Precision | None = None  # None: nf4 for qlora, bf16 otherwise
+    # NF4 double quantization (QLoRA's quantized block constants; bitsandbytes
+    # bnb_4bit_use_double_quant, default False there and here).
+    double_quant: bool = False
+    batch_size: int = Field(default=1, ge=1, le=1_000_000)
+    seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
+    flash_attention: bool = True
+    # Inference
+    prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)
+    output_tokens: int = Field(default=256, ge=0, le=10_000_000)
+    concurrency: int = Field(default=1, ge=1, le=1_000_000)
+    requests: int | None = Field(default=None, ge=1)
+    kv_cache_dtype: KvDtype | None = None
+
+    @field_validator("lora_targets", mode="before")
+    @classmethod
+    def _targets(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            if not value:
+                raise ValueError("name at least one module, e.g. [q_proj, v_proj]")
+            known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                     "down_proj", "all-linear"}
+            for item in value:
+                if not isinstance(item, str) or item not in known:
+                    close = difflib.get_close_matches(str(item), sorted(known), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise ValueError(f"unknown module {item!r}{hint}; use {sorted(known)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorkloadSpec:
+        set_ = self.model_fields_set
+        if self.type == "inference":
+            train_only = {"method", "lora_rank", "lora_targets", "optimizer",
+                          "gradient_checkpointing", "zero_stage", "fsdp", "tokens", "epochs",
+                          "dataset_tokens"} & set_
+            if train_only:
+                raise ValueError(f"{', '.join(sorted(train_only))} only apply to type: finetune")
+            return self
+        infer_only = {"prompt_tokens", "output_tokens", "concurrency", "requests",
+                      "kv_cache_dtype"} & set_
+        if infer_only:
+            raise ValueError(f"{', '.join(sorted(infer_only))} only apply to type: inference")
+        if self.zero_stage and self.fsdp:
+            raise ValueError("choose zero_stage or fsdp: true, not both")
+        if self.method == "qlora" and self.precision not in (None, "nf4", "int4"):
+            raise ValueError("method qlora trains on a 4-bit base: precision must be nf4 or int4")
+        if self.method == "full" and self.precision in QUANTIZED:
+            raise ValueError(
+                f"full fine-tuning cannot update {self.precision} weights: use bf16/fp16/fp32, "
+                "or method: qlora / lora"
+            )
+        if self.method == "full" and {"lora_rank", "lora_targets"} & set_:
+            raise ValueError("lora_rank / lora_targets need method: lora or qlora")
+        if (self.epochs is None) != (self.dataset_tokens is None):
+            raise ValueError("give epochs and dataset_tokens together")
+        if self.tokens is not None and self.epochs is not None:
+            raise ValueError("give tokens, or epochs x dataset_tokens, not both")
+        return self
+
+    @property
+    def weight_precision(self) -> str:
+        if self.precision is not None:
+            return self.precision
+        return "nf4" if self.method == "qlora" and self.type == "finetune" else "bf16"
+
+    @property
+    def sequence_length(self) -> int:
+        """Tokens per sequence: seq_len, or prompt + output for inference."""
+        if self.seq_len is not None:
+            return self.seq_len
+        if self.type == "inference":
+            return self.prompt_tokens + self.output_tokens
+        return 2048
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.tokens is not None:
+            return self.tokens
+        if self.epochs is not None and self.dataset_tokens is not None:
+            return round(self.epochs * self.dataset_tokens)
+        return None
+
+
+class ResourcesSpec(_Strict):
+    gpus: tuple[str, ...] = tuple(GPUS)
+    max_gpus_per_node: int = Field(default=8, ge=1, le=16)
+    clouds: tuple[Literal["aws", "gcp", "azure"], ...] = CLOUDS  # type: ignore[assignment]
+    regions: tuple[str, ...] | None = None
+    spot: Literal["auto", "always", "never"] = "auto"
+    max_price_per_hour: Money | None = None
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple):
+            return value
+        if not value:
+            raise ValueError("list at least one GPU, or leave `gpus` out to allow all")
+        out: list[str] = []
+        for item in value:
+            canon = canonical_gpu(item) if isinstance(item, str) else None
+            if canon is None:
+                close = difflib.get_close_matches(str(item).upper(), list(GPUS), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"unknown GPU {item!r}{hint}; choose from {', '.join(GPUS)}")
+            if canon not in out:
+                out.append(canon)
+        return tuple(out)
+
+    @field_validator("clouds", mode="before")
+    @classmethod
+    def _clouds(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            if not value:
+                raise ValueError("list at least one cloud, or leave `clouds` out to allow all")
+            value = [v.strip().lower() if isinstance(v, str) else v for v in value]
+            for v in value:
+                if v not in CLOUDS:
+                    raise ValueError(f"unknown cloud {v!r}; choose from {', '.join(CLOUDS)}")
+        return value
+
+
+class CheckpointSpec(_Strict):
+    dir: str = Field(min_length=1)
+    interval: Duration = timedelta(minutes=30)
+
+
+def _deadline(value: object) -> object:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        raise ValueError("give a time, not only a date: e.g. 2025-07-01T18:00:00Z, or 36h")
+    if isinstance(value, str):
+        text = value.strip()
+        if text and text[0].isdigit() and ("-" in text or "T" in text):
+            try:
+                when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is neither a duration (36h) nor an ISO-8601 time"
+                ) from None
+            if when.tzinfo is None:
+                raise ValueError("add a time zone to the deadline, e.g. 2025-07-01T18:00:00Z")
+            return when
+    return parse_duration(value)
+
+
+class JobSpec(_Strict):
+    # SkyPilot task keys
+    name: str | None = Field(default=None, min_length=1, max_length=128)
+    setup: str | None = None
+    run: str | None = None
+    envs: dict[str, EnvValue] = Field(default_factory=dict)
+    workdir: str | None = None
+    file_mounts: dict[str, str | dict[str, Any]] = Field(default_factory=dict)
+    # gpuopt
+    model: ModelSpec
+    workload: WorkloadSpec
+    resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+    deadline: Annotated[timedelta | datetime | None, BeforeValidator(_deadline)] = None
+    budget: Money | None = None
+    owner: str | None = None
+    team: str | None = None
+    checkpoint: CheckpointSpec | None = None
+    max_restarts_on_errors: int = Field(default=0, ge=0, le=1000)
+
+    def deadline_at(self, submitted_at: datetime) -> datetime | None:
+        """The absolute deadline (aware UTC) for a job submitted at ``submitted_at``."""
+        if self.deadline is None:
+            return None
+        if isinstance(self.deadline, timedelta):
+            if submitted_at.tzinfo is None:
+                raise ValueError("submitted_at must be timezone-aware")
+            return (submitted_at + self.deadline).astimezone(UTC)
+        return self.deadline.astimezone(UTC)
+
+    def resolved_model(self) -> Architecture:
+        return self.model.architecture()

@@ -1,0 +1,91 @@
+"""Does a job fit a GPU, and how many GPUs of each model does it need? Pure functions.
+
+Headroom rule: a configuration fits when the estimated peak per GPU is at most 90% of
+the GPU's memory (``memory_gib`` as nvidia-smi reports it). The estimate already holds
+the CUDA context and the caching allocator's slack, so the remaining 10% is a margin
+for estimation error only: the estimator is held (tests/jobs/test_memory_calibration.py)
+to at most 10% below a measured peak, so 10% is exactly the error it is allowed to make
+on the low side. It also matches vLLM's default gpu_memory_utilization of 0.90.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from jobs.architectures import Architecture
+from jobs.memory import GIB, MemoryEstimate, estimate_memory, shards_with_count
+from jobs.spec import WorkloadSpec
+from providers.hardware import GPUS, GpuSpec
+
+HEADROOM_FRACTION = 0.90
+GPU_COUNTS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    gpu: str
+    count: int
+    per_gpu_gib: float
+    free_gib: float  # usable memory (after headroom) left per GPU; < 0 means it does not fit
+
+    @property
+    def fits(self) -> bool:
+        return self.free_gib >= 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "gpu": self.gpu,
+            "count": self.count,
+            "per_gpu_gib": round(self.per_gpu_gib, 3),
+            "free_gib": round(self.free_gib, 3),
+        }
+
+
+def usable_gib(gpu: GpuSpec) -> float:
+    return gpu.memory_gib * HEADROOM_FRACTION
+
+
+def check_fit(gpu: GpuSpec, count: int, estimate: MemoryEstimate) -> Fit:
+    per_gpu = estimate.total_bytes / GIB
+    return Fit(gpu=gpu.name, count=count, per_gpu_gib=per_gpu, free_gib=usable_gib(gpu) - per_gpu)
+
+
+def candidate_counts(arch: Architecture, workload: WorkloadSpec, max_gpus: int) -> tuple[int, ...]:
+    """GPU counts worth trying on one node.
+
+    More GPUs only lower per-GPU memory when the work is sharded: ZeRO/FSDP for training,
+    tensor parallelism for inference (which needs the attention heads to split evenly,
+    as vLLM and Megatron require). Plain data parallelism keeps a full replica per GPU.
+    """
+    if not shards_with_count(workload):
+        return (1,)
+    counts = [c for c in GPU_COUNTS if c <= max_gpus]
+    if workload.type == "inference":
+        counts = [c for c in counts if arch.heads % c == 0]
+    return tuple(counts) or (1,)
+
+
+def smallest_fit(
+    arch: Architecture,
+    workload: WorkloadSpec,
+    gpu: GpuSpec,
+    max_gpus: int = 8,
+) -> Fit | None:
+    """The smallest count (1, 2, 4, 8 within max_gpus) of ``gpu`` that fits, or None."""
+    for count in candidate_counts(arch, workload, max_gpus):
+        fit = check_fit(gpu, count, estimate_memory(arch, workload, count))
+        if fit.fits:
+            return fit
+    return None
+
+
+def fits_for_all(
+    arch: Architecture,
+    workload: WorkloadSpec,
+    gpu_names: Iterable[str] | None = None,
+    max_gpus: int = 8,
+) -> dict[str, Fit | None]:
+    """For every GPU model (default: the whole hardware table) its smallest fit."""
+    names = list(gpu_names) if gpu_names is not None else list(GPUS)
+    return {name: smallest_fit(arch, workload, GPUS[name], max_gpus) for name in names}
