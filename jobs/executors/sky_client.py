@@ -1,0 +1,162 @@
+"""The SkyPilot SDK boundary: the only code that calls ``sky.*`` client functions.
+
+SkyPilot >= 0.10 is client-server: ``sky.launch``/``sky.status``/... return a request id;
+``sky.get(request_id)`` waits for the result. Launch is submitted without waiting (the
+API server keeps provisioning even if gpuopt's daemon restarts); the in-flight launch is
+found again through ``sky.api_status(cluster_name=...)``. The executor depends on the
+:class:`SkyClient` protocol only, so tests substitute a recording fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from jobs.executors.sky_task import SkyTaskPlan, build_sky_task
+
+LAUNCH_REQUEST_NAME = "launch"  # sky.server.requests.request_names.RequestName.CLUSTER_LAUNCH
+_LIVE_REQUEST_STATES = frozenset({"PENDING", "WAITING", "RUNNING"})
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRecord:
+    name: str
+    status: str  # sky.ClusterStatus value: INIT, UP, STOPPED
+    launched_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterJob:
+    job_id: int
+    status: str  # sky.JobStatus value: INIT, PENDING, SETTING_UP, RUNNING, SUCCEEDED, ...
+    start_at: float | None = None
+    end_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchRequest:
+    request_id: str
+    status: str  # PENDING, WAITING, RUNNING, SUCCEEDED, FAILED, CANCELLED
+    error: str = ""
+
+    @property
+    def live(self) -> bool:
+        return self.status in _LIVE_REQUEST_STATES
+
+
+class SkyClient(Protocol):
+    def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
+        """Submit ``sky.launch``; returns the request id without waiting."""
+        ...
+
+    def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
+        """Launch requests for that cluster name known to the API server, newest last."""
+        ...
+
+    def status(self, cluster_name: str) -> ClusterRecord | None:
+        """The cluster's record (refreshed from the cloud for spot/autostop clusters)."""
+        ...
+
+    def list_clusters(self, prefix: str) -> list[ClusterRecord]: ...
+
+    def queue(self, cluster_name: str) -> list[ClusterJob]: ...
+
+    def down(self, cluster_name: str) -> None:
+        """Tear the cluster down; a cluster that does not exist is not an error."""
+        ...
+
+    def cancel_request(self, request_id: str) -> None: ...
+
+    def tail_logs(
+        self, cluster_name: str, job_id: int | None, follow: bool, tail: int = 0
+    ) -> Iterator[str]: ...
+
+
+class SdkSkyClient:
+    """The real boundary, through SkyPilot's Python SDK (``sky`` imported lazily)."""
+
+    def __init__(self, autostop_minutes: int | None = 30) -> None:
+        # Safety net when nobody tears the cluster down (daemon gone): SkyPilot downs it
+        # after this many idle minutes (``down=True`` + ``idle_minutes_to_autostop``).
+        self.autostop_minutes = autostop_minutes
+
+    def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
+        import sky
+
+        task = build_sky_task(plan)
+        request_id = sky.launch(
+            task,
+            cluster_name=cluster_name,
+            retry_until_up=False,
+            idle_minutes_to_autostop=self.autostop_minutes,
+            down=self.autostop_minutes is not None,
+        )
+        return str(request_id)
+
+    def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
+        import sky
+
+        payloads = sky.api_status(all_status=True, cluster_name=cluster_name)
+        found = [
+            p for p in payloads
+            if p.name == LAUNCH_REQUEST_NAME and p.cluster_name == cluster_name
+        ]
+        found.sort(key=lambda p: p.created_at)
+        return [LaunchRequest(p.request_id, p.status, p.error or "") for p in found]
+
+    def status(self, cluster_name: str) -> ClusterRecord | None:
+        import sky
+
+        records = sky.get(
+            sky.status(cluster_names=[cluster_name], refresh=sky.StatusRefreshMode.AUTO)
+        )
+        for rec in records:
+            if rec.name == cluster_name:
+                return ClusterRecord(rec.name, rec.status.value, float(rec.launched_at))
+        return None
+
+    def list_clusters(self, prefix: str) -> list[ClusterRecord]:
+        import sky
+
+        records = sky.get(sky.status(refresh=sky.StatusRefreshMode.AUTO))
+        return [
+            ClusterRecord(r.name, r.status.value, float(r.launched_at))
+            for r in records
+            if r.name.startswith(prefix)
+        ]
+
+    def queue(self, cluster_name: str) -> list[ClusterJob]:
+        import sky
+
+        jobs = sky.get(sky.queue(cluster_name, skip_finished=False))
+        return sorted(
+            (ClusterJob(j.job_id, j.status.value, j.start_at, j.end_at) for j in jobs),
+            key=lambda j: j.job_id,
+        )
+
+    def down(self, cluster_name: str) -> None:
+        import sky
+        from sky import exceptions
+
+        try:
+            sky.get(sky.down(cluster_name))
+        except exceptions.ClusterDoesNotExist:
+            return
+
+    def cancel_request(self, request_id: str) -> None:
+        import sky
+
+        sky.get(sky.api_cancel([request_id], silent=True))
+
+    def tail_logs(
+        self, cluster_name: str, job_id: int | None, follow: bool, tail: int = 0
+    ) -> Iterator[str]:
+        import sky
+
+        for chunk in sky.tail_logs(
+            cluster_name, job_id, follow=follow, tail=tail, preload_content=False
+        ):
+            if chunk is None:
+                return
+            yield from chunk.splitlines()

@@ -1,0 +1,192 @@
+"""SkyPilot executor: one attempt = one SkyPilot cluster running one job.
+
+State comes from SkyPilot itself (cluster record, the cluster's job queue, the API
+server's launch requests), so a restarted daemon sees what the previous one saw.
+Preemption: the cluster is gone, STOPPED or back in INIT while the job had been seen
+running. A job that ended is read (status, last log lines, exit code from the wrapper's
+marker line) and then the cluster is torn down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from jobs.executors.base import (
+    CLUSTER_PREFIX,
+    AttemptSpec,
+    AttemptState,
+    AttemptStatus,
+    FailureKind,
+    LaunchResult,
+)
+from jobs.executors.sky_client import ClusterJob, ClusterRecord, SkyClient
+from jobs.executors.sky_task import exit_code_from_lines, plan_task
+
+_PENDING_JOB = frozenset({"INIT", "PENDING", "SETTING_UP"})
+
+
+def _utc(ts: float | None) -> datetime | None:
+    return datetime.fromtimestamp(ts, tz=UTC) if ts else None
+
+
+class SkyPilotExecutor:
+    kind = "skypilot"
+
+    def __init__(
+        self,
+        client: SkyClient,
+        *,
+        mount_mode: str = "MOUNT_CACHED",
+        last_lines: int = 20,
+        down_when_done: bool = True,
+    ) -> None:
+        self.client = client
+        self.mount_mode = mount_mode
+        self.last_lines = last_lines
+        self.down_when_done = down_when_done
+        self._seen_running: set[str] = set()
+        self._final: dict[str, AttemptStatus] = {}
+
+    # -- launch -----------------------------------------------------------------------
+    def launch(self, spec: AttemptSpec) -> LaunchResult:
+        name = spec.cluster_name
+        plan = plan_task(spec, mount_mode=self.mount_mode)  # user errors before any call
+        if name in self._final or self.client.status(name) is not None:
+            return LaunchResult(name, adopted=True)
+        # Any launch request ever made under this name means the attempt exists (still
+        # provisioning, failed or finished): never launch the same attempt twice.
+        if self.client.launch_requests(name):
+            return LaunchResult(name, adopted=True)
+        self.client.launch(plan, name)
+        return LaunchResult(name, adopted=False)
+
+    # -- poll -------------------------------------------------------------------------
+    def poll(self, cluster_name: str) -> AttemptStatus:
+        final = self._final.get(cluster_name)
+        if final is not None:
+            return final
+        record = self.client.status(cluster_name)
+        if record is None:
+            return self._without_cluster(cluster_name)
+        if record.status == "UP":
+            return self._from_queue(cluster_name, record)
+        if any(r.live for r in self.client.launch_requests(cluster_name)):
+            return AttemptStatus(cluster_name, AttemptState.PENDING, detail="launching")
+        if cluster_name in self._seen_running or record.status == "STOPPED":
+            return self._end(
+                AttemptStatus(
+                    cluster_name,
+                    AttemptState.PREEMPTED,
+                    started_at=_utc(record.launched_at),
+                    ended_at=datetime.now(UTC),
+                    detail=f"cluster {record.status} while the job was running",
+                ),
+                down=True,
+            )
+        return AttemptStatus(
+            cluster_name, AttemptState.UNKNOWN, detail=f"cluster {record.status}, no launch"
+        )
+
+    def _without_cluster(self, name: str) -> AttemptStatus:
+        requests = self.client.launch_requests(name)
+        if any(r.live for r in requests):
+            return AttemptStatus(name, AttemptState.PENDING, detail="launching")
+        if name in self._seen_running:
+            return self._end(
+                AttemptStatus(
+                    name,
+                    AttemptState.PREEMPTED,
+                    ended_at=datetime.now(UTC),
+                    detail="cluster gone while the job was running",
+                ),
+                down=False,
+            )
+        if requests and requests[-1].status == "FAILED":
+            return self._end(
+                AttemptStatus(
+                    name,
+                    AttemptState.FAILED,
+                    failure=FailureKind.LAUNCH,
+                    detail=requests[-1].error or "launch failed",
+                ),
+                down=False,
+            )
+        detail = "cluster gone; outcome unknown" if requests else "no such attempt"
+        return AttemptStatus(name, AttemptState.UNKNOWN, detail=detail)
+
+    def _from_queue(self, name: str, record: ClusterRecord) -> AttemptStatus:
+        jobs = self.client.queue(name)
+        if not jobs:
+            return AttemptStatus(name, AttemptState.PENDING, started_at=_utc(record.launched_at))
+        job = jobs[-1]
+        started, ended = _utc(job.start_at), _utc(job.end_at)
+        if job.status in _PENDING_JOB:
+            return AttemptStatus(name, AttemptState.PENDING, started_at=started)
+        if job.status == "RUNNING":
+            self._seen_running.add(name)
+            return AttemptStatus(name, AttemptState.RUNNING, started_at=started)
+        return self._end(self._terminal(name, job, started, ended), down=True)
+
+    def _terminal(
+        self, name: str, job: ClusterJob, started: datetime | None, ended: datetime | None
+    ) -> AttemptStatus:
+        lines = tuple(
+            self.client.tail_logs(name, job.job_id, follow=False, tail=self.last_lines + 1)
+        )
+        code = exit_code_from_lines(lines)
+        shown = tuple(line for line in lines if not line.startswith("[gpuopt] exit code"))
+        shown = shown[-self.last_lines :]
+        ended = ended or datetime.now(UTC)
+        state, failure, exit_code, detail = AttemptState.UNKNOWN, None, None, f"job {job.status}"
+        if job.status == "SUCCEEDED":
+            state, exit_code, detail, shown = AttemptState.SUCCEEDED, 0, "", ()
+        elif job.status == "CANCELLED":
+            state, detail = AttemptState.CANCELLED, "job cancelled"
+        elif job.status == "FAILED_SETUP":
+            state, failure, detail = AttemptState.FAILED, FailureKind.SETUP, "setup failed"
+        elif job.status == "FAILED":
+            state, failure, exit_code = AttemptState.FAILED, FailureKind.PROGRAM, code
+            detail = f"run exited with code {code}"
+        return AttemptStatus(
+            name, state, exit_code=exit_code, failure=failure, last_lines=shown,
+            started_at=started, ended_at=ended, detail=detail,
+        )
+
+    def _end(self, status: AttemptStatus, *, down: bool) -> AttemptStatus:
+        self._final[status.cluster_name] = status
+        self._seen_running.discard(status.cluster_name)
+        if down and self.down_when_done:
+            self.client.down(status.cluster_name)
+        return status
+
+    # -- stop, logs, discovery --------------------------------------------------------
+    def stop(self, cluster_name: str) -> AttemptStatus:
+        final = self._final.get(cluster_name)
+        for request in self.client.launch_requests(cluster_name):
+            if request.live:
+                self.client.cancel_request(request.request_id)
+        self.client.down(cluster_name)
+        if final is not None:
+            return final
+        status = AttemptStatus(
+            cluster_name, AttemptState.CANCELLED, ended_at=datetime.now(UTC), detail="stopped"
+        )
+        self._final[cluster_name] = status
+        self._seen_running.discard(cluster_name)
+        return status
+
+    def logs(self, cluster_name: str, follow: bool = False) -> Iterator[str]:
+        if self.client.status(cluster_name) is None:
+            return
+        jobs = self.client.queue(cluster_name)
+        job_id = jobs[-1].job_id if jobs else None
+        yield from self.client.tail_logs(cluster_name, job_id, follow=follow)
+
+    def list_running(self) -> list[str]:
+        names = [r.name for r in self.client.list_clusters(CLUSTER_PREFIX)]
+        return [n for n in names if not self.poll(n).state.is_terminal]
+
+    def adopt(self, cluster_name: str) -> AttemptStatus:
+        return self.poll(cluster_name)
+
