@@ -125,7 +125,9 @@ def smtp_server() -> Iterator[SmtpFactory]:
         kwargs: dict[str, Any] = {
             "authenticator": sink.authenticator,
             "auth_required": True,
-            "auth_require_tls": mode != "plain",
+            # aiosmtpd only knows of TLS it negotiated itself (STARTTLS); with implicit TLS
+            # the whole connection is encrypted but AUTH would not be advertised otherwise.
+            "auth_require_tls": mode == "starttls",
         }
         if mode == "starttls":
             assert tls is not None
