@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from orchestrator.report.aggregate import build_report
-from orchestrator.report.model import WeeklyReport
+from orchestrator.report.model import SpendLine, WeeklyReport
 from orchestrator.report.weeks import IsoWeek
 from tests.orchestrator.report.ledger import AS_OF, TEAM_BUDGETS, ledger, t
 
@@ -22,7 +22,7 @@ def report(tz: ZoneInfo = UTC_ZONE, **kw: object) -> WeeklyReport:
     return build_report(attempts, jobs, W48, tz, **kw)  # type: ignore[arg-type]
 
 
-def by_key(lines: tuple) -> dict[str, tuple[Decimal, Decimal]]:  # type: ignore[type-arg]
+def by_key(lines: tuple[SpendLine, ...]) -> dict[str, tuple[Decimal, Decimal]]:
     return {ln.key: (ln.cost, ln.on_demand) for ln in lines}
 
 
@@ -169,7 +169,7 @@ def test_a_running_attempt_counts_up_to_the_as_of_time() -> None:
     ],
 )
 def test_filters_by_owner_and_team(kw: dict[str, str], total: Decimal, previous: Decimal) -> None:
-    r = report(team_budgets=TEAM_BUDGETS, **kw)
+    r = report(UTC_ZONE, team_budgets=TEAM_BUDGETS, **kw)
     assert r.summary.total == total
     assert r.previous.total == previous
     assert all(j.owner == kw.get("owner", j.owner) for j in r.jobs)

@@ -33,15 +33,19 @@ def message() -> EmailMessage:
 def check_delivered(raw: bytes) -> None:
     """The structure and the figures of the delivered report."""
     msg = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(msg, EmailMessage)
     assert msg.get_content_type() == "multipart/alternative"
-    text_part, related = msg.get_payload()  # type: ignore[misc]
+    text_part, related = msg.iter_parts()
+    assert isinstance(text_part, EmailMessage) and isinstance(related, EmailMessage)
     assert text_part.get_content_type() == "text/plain"
     assert related.get_content_type() == "multipart/related"
-    html_part, *images = related.get_payload()
+    html_part, *images = related.iter_parts()
+    assert isinstance(html_part, EmailMessage)
     assert html_part.get_content_type() == "text/html"
     assert len(images) == 2
     html = html_part.get_content()
     for image in images:
+        assert isinstance(image, EmailMessage)
         assert image.get_content_type() == "image/png"
         assert image.get_content().startswith(PNG_MAGIC)
         cid = str(image["Content-ID"]).strip().strip("<>")
