@@ -75,7 +75,10 @@ def snapshot_offers() -> list[Offer]:
 
 
 def snapshot_document(
-    offers: Sequence[Offer], as_of: date, sources: Mapping[tuple[str, ...], str], note: str
+    offers: Sequence[Offer],
+    as_of: date,
+    sources: Mapping[tuple[str, str, str, str, str], str],
+    note: str,
 ) -> str:
     """Render offers as a snapshot document (one price per line, stable order).
 

@@ -27,6 +27,10 @@ def build_app() -> typer.Typer:
     from orchestrator.cli import estimate_cmd
 
     estimate_cmd.register(app)
+    from orchestrator.cli import config_cmd, prices_cmd
+
+    prices_cmd.register(app)
+    config_cmd.register(app)
     return app
 
 

@@ -7,16 +7,18 @@ in the data directory); it migrates the schema to the newest revision on open::
     with store.transaction() as session:      # commits on success, rolls back on error
         record_offers(session, offers)
 
+This module imports SQLAlchemy only when a store is opened (CLI start-up stays fast).
+
 Adding tables (jobs, attempts, ledger, ...) in a later change:
 
 1. Define the SQLModel classes in a new module here (e.g. ``jobs.py``) and import that
    module in ``tables.py``'s ``import_all_tables()`` so Alembic's autogenerate sees it.
 2. Write the migration: ``python -m orchestrator.store.migrate revision -m "jobs"``
-   (autogenerates from the models against a scratch SQLite database) and review the
-   generated file in ``migrations/versions/``; hand-write ``op.create_table`` calls if
-   you prefer. Name it ``NNNN_<slug>.py`` with ``revision = "NNNN"`` and
-   ``down_revision`` = the previous head. Use ``op.batch_alter_table`` for ALTERs so
-   SQLite works.
+   (autogenerates from the models against a scratch SQLite database at the current
+   head) and review the generated file in ``migrations/versions/``; hand-written
+   ``op.create_table`` calls are fine too. Name it ``NNNN_<slug>.py`` with
+   ``revision = "NNNN"`` and ``down_revision`` = the previous head. Use
+   ``op.batch_alter_table`` for ALTERs so SQLite works. Never edit a shipped revision.
 3. Set ``HEAD`` in ``migrations/__init__.py`` to the new revision (a test checks it
    equals Alembic's head; it lets an up-to-date store open without loading Alembic).
 4. The store tests run every migration from empty on SQLite and PostgreSQL.
@@ -24,6 +26,37 @@ Adding tables (jobs, attempts, ledger, ...) in a later change:
 
 from __future__ import annotations
 
-from orchestrator.store.engine import Store, open_store, open_store_if_exists
+from typing import TYPE_CHECKING
 
-__all__ = ["Store", "open_store", "open_store_if_exists"]
+from orchestrator.store.url import resolve_url, sqlite_file
+
+if TYPE_CHECKING:
+    from orchestrator.store.engine import Store
+
+
+def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
+    """Open the store at ``url`` (see resolve_url) and bring its schema up to date."""
+    from orchestrator.store.engine import open_store as _open
+
+    return _open(url, migrate=migrate)
+
+
+def open_store_if_exists(url: str | None = None) -> Store | None:
+    """Like open_store, but None (without importing SQLAlchemy) when the SQLite file
+    does not exist yet: a fresh machine."""
+    resolved = resolve_url(url)
+    file = sqlite_file(resolved)
+    if file is not None and not file.exists():
+        return None
+    return open_store(resolved)
+
+
+def __getattr__(name: str) -> object:
+    if name == "Store":
+        from orchestrator.store.engine import Store
+
+        return Store
+    raise AttributeError(name)
+
+
+__all__ = ["Store", "open_store", "open_store_if_exists", "resolve_url"]

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
+from orchestrator.store.url import resolve_url, sqlite_file
 from providers.errors import UserError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -39,28 +40,6 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-
-
-def resolve_url(url: str | None = None) -> str:
-    """``url``, else GPUOPT_DATABASE_URL, else the SQLite file in the data directory."""
-    if url:
-        return url
-    env = os.environ.get("GPUOPT_DATABASE_URL")
-    if env:
-        return env
-    from orchestrator.paths import default_sqlite_path
-
-    return f"sqlite:///{default_sqlite_path()}"
-
-
-def _sqlite_file(url: str) -> Path | None:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return None
-    db = parsed.database
-    if not db or db == ":memory:" or db.startswith("file:"):
-        return None
-    return Path(db).expanduser()
 
 
 def _create_private_file(path: Path) -> None:
@@ -94,7 +73,7 @@ def make_engine(url: str) -> Engine:
         ) from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        file = _sqlite_file(url)
+        file = sqlite_file(url)
         if file is not None:
             _create_private_file(file)
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
@@ -129,12 +108,3 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
                 exit_code=2,
             ) from None
     return Store(engine=engine, url=shown)
-
-
-def open_store_if_exists(url: str | None = None) -> Store | None:
-    """Like open_store, but None when the default SQLite file has not been created yet."""
-    resolved = resolve_url(url)
-    file = _sqlite_file(resolved)
-    if file is not None and not file.exists():
-        return None
-    return open_store(resolved)

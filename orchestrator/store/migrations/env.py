@@ -15,7 +15,8 @@ target_metadata = SQLModel.metadata
 def run_migrations_online() -> None:
     engine = config.attributes.get("engine")
     if engine is None:
-        from orchestrator.store.engine import make_engine, resolve_url
+        from orchestrator.store.engine import make_engine
+        from orchestrator.store.url import resolve_url
 
         engine = make_engine(resolve_url(None))
     with engine.begin() as connection:

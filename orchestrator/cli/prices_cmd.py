@@ -1,0 +1,298 @@
+"""`gpuopt prices` (latest offers), `prices refresh`, `prices history`, `prices export-snapshot`."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from orchestrator.cli.config_cmd import ConfigOption
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from orchestrator.config import Settings
+    from providers.offer import Offer
+    from providers.offer_filter import OfferFilter
+
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.")]
+CloudOpt = Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")]
+MarketOpt = Annotated[
+    str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.")
+]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.")]
+
+
+def _age(now: datetime, then: datetime) -> str:
+    seconds = max(0, int((now - then).total_seconds()))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _settings(config: Path | None) -> Settings:
+    from orchestrator.config import load_config
+
+    return load_config(config)
+
+
+def show_prices(
+    ctx: typer.Context,
+    gpu: GpuOpt = None,
+    cloud: CloudOpt = None,
+    market: MarketOpt = None,
+    region: RegionOpt = None,
+    max_price: Annotated[
+        float | None, typer.Option("--max-price", help="Max USD per GPU-hour.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print offers as JSON.")] = False,
+    limit: Annotated[int, typer.Option("--limit", help="Rows in the table (0 = all).")] = 50,
+    config: ConfigOption = None,
+) -> None:
+    """Latest GPU prices, cheapest per GPU-hour first (snapshot when no history yet)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from datetime import UTC
+
+    from orchestrator.cli.console import err_console, out_console
+    from orchestrator.prices.current import current_offers_with_source
+    from orchestrator.store import open_store_if_exists
+    from providers.offer_filter import OfferFilter
+
+    flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region,
+                            max_price_per_gpu_hour=max_price)
+    settings = _settings(config)
+    store = open_store_if_exists(settings.database.url)
+    try:
+        current = current_offers_with_source(store, flt)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([o.to_json() for o in current.offers], indent=1))
+        return
+    if current.source == "snapshot":
+        err_console().print(
+            f"[yellow]No price history yet: showing the embedded snapshot as of "
+            f"{current.snapshot_as_of}. Run `gpuopt prices refresh` for live prices.[/]"
+        )
+    if not current.offers:
+        err_console().print("no offers match these filters")
+        return
+    now = datetime.now(UTC)
+    _offer_table(current.offers[: limit or None], now, out_console())
+    if limit and len(current.offers) > limit:
+        err_console().print(f"{len(current.offers) - limit} more offers (use --limit 0 for all)")
+
+
+def _wide(console: Console) -> Console:
+    """Tables are not squeezed into 80 columns when stdout is a pipe or a file."""
+    if not console.is_terminal:
+        console.width = max(console.width, 200)
+    return console
+
+
+def _offer_table(offers: list[Offer], now: datetime, console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for name, justify in (("$/GPU-h", "right"), ("$/h", "right"), ("GPUs", "left"),
+                          ("cloud", "left"), ("region", "left"),
+                          ("zone", "left"), ("instance type", "left"), ("market", "left"),
+                          ("vCPU", "right"), ("RAM GiB", "right"), ("age", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for o in offers:
+        table.add_row(
+            f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:.4f}", f"{o.gpu_count}x{o.gpu}",
+            o.cloud, o.region, o.zone or "-", o.instance_type, o.market.value,
+            f"{o.vcpus:g}", f"{o.ram_gib:g}", _age(now, o.observed_at),
+        )
+    _wide(console).print(table)
+
+
+def refresh(
+    cloud: Annotated[
+        list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Poll the clouds now and store what changed."""
+    from datetime import UTC
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from orchestrator.cli.console import err_console, out_console
+    from orchestrator.prices.poll import load_providers, poll_prices
+    from orchestrator.store import open_store
+    from providers.errors import UserError
+    from providers.registry import provider_names
+
+    settings = _settings(config)
+    clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
+    unknown = [c for c in clouds if c not in provider_names()]
+    if unknown:
+        raise UserError(f"unknown cloud {unknown[0]!r}: choose from {', '.join(provider_names())}",
+                        exit_code=2)
+    store = open_store(settings.database.url)
+    providers = load_providers(clouds)
+    regions = {c: settings.clouds.regions_for(c) for c in clouds}
+    console = err_console()
+    try:
+        with Progress(SpinnerColumn(), TextColumn("{task.description:<8}"),
+                      TextColumn("{task.fields[state]}"), TimeElapsedColumn(),
+                      console=console, transient=False) as progress:
+            tasks = {c: progress.add_task(c, total=1, state="waiting") for c in clouds}
+
+            def on_progress(c: str, state: str) -> None:
+                progress.update(tasks[c], state=state, completed=1 if state == "done" else 0)
+
+            results = poll_prices(store, providers, datetime.now(UTC), regions, on_progress)
+    finally:
+        store.close()
+    out = out_console()
+    for c, r in results.items():
+        if r.status == "skipped":
+            out.print(f"[yellow]{c}: skipped[/] - {r.error}")
+            continue
+        if r.status == "error":
+            out.print(f"[red]{c}: failed[/] - {r.error}")
+            continue
+        out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
+                  f"{r.rejected} rejected")
+        for offer, before in r.changes:
+            where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
+            out.print(f"  {where} {offer.market.value}: {before} -> {offer.price_per_hour} $/h",
+                      highlight=False)
+        for line in r.rejections[:10]:
+            out.print(f"  [red]rejected[/] {line}", highlight=False)
+        for line in r.warnings[:10]:
+            out.print(f"  [yellow]warning[/] {line}", highlight=False)
+    if results and all(r.failed for r in results.values()):
+        raise typer.Exit(1)
+
+
+def history(
+    gpu: GpuOpt = None,
+    market: MarketOpt = None,
+    region: RegionOpt = None,
+    cloud: CloudOpt = None,
+    since: Annotated[str, typer.Option("--since", help="How far back, e.g. 30d, 12h.")] = "30d",
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write a chart (PNG) of $/GPU-h over time.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """The stored price series (one row per price change) and an optional chart."""
+    from datetime import UTC
+
+    from orchestrator.cli.console import err_console, out_console
+    from orchestrator.config import parse_duration
+    from orchestrator.store import open_store_if_exists
+    from orchestrator.store.prices import price_history
+    from providers.errors import UserError
+    from providers.offer_filter import OfferFilter
+
+    try:
+        window = parse_duration(since)
+    except ValueError as err:
+        raise UserError(f"--since: {err}", exit_code=2) from None
+    assert isinstance(window, timedelta)
+    flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region)
+    settings = _settings(config)
+    store = open_store_if_exists(settings.database.url)
+    if store is None:
+        err_console().print("no price history yet: run `gpuopt prices refresh` first")
+        raise typer.Exit(1)
+    try:
+        with store.session() as session:
+            points = price_history(session, flt, datetime.now(UTC) - window)
+    finally:
+        store.close()
+    if not points:
+        err_console().print("no stored prices match these filters in that window")
+        raise typer.Exit(1)
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for name in ("cloud", "region", "zone", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
+                 "from", "last seen"):
+        table.add_column(name)
+    for p in points:
+        o = p.offer
+        table.add_row(o.cloud, o.region, o.zone or "-", o.instance_type, o.market.value,
+                      f"{o.gpu_count}x{o.gpu}", f"{o.price_per_hour:.4f}",
+                      f"{o.price_per_gpu_hour:.4f}", f"{p.first_seen:%Y-%m-%d %H:%M}",
+                      f"{p.last_seen:%Y-%m-%d %H:%M}")
+    _wide(out_console()).print(table)
+    if plot is not None:
+        from orchestrator.prices.chart import plot_history
+
+        plot_history(points, plot, title=_title(flt))
+        err_console().print(f"wrote {plot}")
+
+
+def _title(flt: OfferFilter) -> str:
+    parts = [flt.gpu or "all GPUs", flt.market.value if flt.market else "all markets",
+             flt.cloud or "", flt.region or ""]
+    return " - ".join(p for p in parts if p) + ": USD per GPU-hour"
+
+
+def export_snapshot(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output file (default: the package's snapshot).")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Regenerate the embedded price snapshot from the store's latest offers."""
+    from datetime import UTC
+
+    from orchestrator.cli.console import err_console
+    from orchestrator.store import open_store_if_exists
+    from orchestrator.store.prices import latest_offers
+    from providers.errors import UserError
+    from providers.snapshot import SNAPSHOT_FILE, snapshot_document
+
+    settings = _settings(config)
+    store = open_store_if_exists(settings.database.url)
+    offers: list[Offer] = []
+    if store is not None:
+        try:
+            with store.session() as session:
+                offers = latest_offers(session)
+        finally:
+            store.close()
+    if not offers:
+        raise UserError("the store has no prices: run `gpuopt prices refresh` first")
+    sources = {
+        o.key: f"gpuopt poll of the {o.cloud} price APIs ({o.source}), "
+        f"observed {o.observed_at:%Y-%m-%d %H:%M} UTC"
+        for o in offers
+    }
+    text = snapshot_document(
+        offers, datetime.now(UTC).date(), sources,
+        note="Exported by `gpuopt prices export-snapshot` from the latest stored prices "
+        "(USD per instance-hour).",
+    )
+    if out is None:
+        import providers
+
+        out = Path(providers.__file__).with_name(SNAPSHOT_FILE)
+    out.write_text(text, encoding="utf-8")
+    err_console().print(f"wrote {len(offers)} offers to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    prices_app = typer.Typer(
+        help="GPU prices: latest offers, refresh, history, snapshot.",
+        invoke_without_command=True,
+    )
+    prices_app.callback()(show_prices)
+    prices_app.command("refresh")(refresh)
+    prices_app.command("history")(history)
+    prices_app.command("export-snapshot")(export_snapshot)
+    app.add_typer(prices_app, name="prices")

@@ -1,0 +1,42 @@
+"""The offers to plan with now: the store's latest prices, or the embedded snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
+
+from providers.offer import Offer
+from providers.offer_filter import OfferFilter
+
+if TYPE_CHECKING:
+    from orchestrator.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentOffers:
+    offers: list[Offer]  # cheapest USD per GPU-hour first
+    source: str  # "store" or "snapshot"
+    snapshot_as_of: date | None = None
+
+
+def current_offers_with_source(
+    store: Store | None, flt: OfferFilter | None = None
+) -> CurrentOffers:
+    flt = flt or OfferFilter()
+    if store is not None:
+        from orchestrator.store.prices import has_prices, latest_offers
+
+        with store.session() as session:
+            if has_prices(session):
+                return CurrentOffers(latest_offers(session, flt), "store")
+    from providers.snapshot import load_snapshot
+
+    snap = load_snapshot()
+    return CurrentOffers(flt.apply(snap.offers), "snapshot", snap.as_of)
+
+
+def current_offers(store: Store | None, flt: OfferFilter | None = None) -> list[Offer]:
+    """Latest offers matching ``flt`` from the store, or from the embedded snapshot when the
+    store (None = not created yet) holds no prices. Cheapest per GPU-hour first."""
+    return current_offers_with_source(store, flt).offers

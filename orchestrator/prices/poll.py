@@ -1,0 +1,136 @@
+"""One price poll: every enabled cloud fetched concurrently, validated, changes stored.
+
+A cloud that raises, or has no credentials, is reported and skipped; the others are
+stored regardless, and nothing already stored is ever deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from providers.base import CredentialsMissing, FetchResult, Provider
+from providers.offer import Offer
+
+if TYPE_CHECKING:
+    from orchestrator.store import Store
+
+log = logging.getLogger("gpuopt.prices")
+
+
+@dataclass(slots=True)
+class CloudPollResult:
+    cloud: str
+    status: str = "ok"  # "ok" | "skipped" (no credentials) | "error"
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+    rejections: tuple[str, ...] = ()
+    changes: tuple[tuple[Offer, Decimal], ...] = field(default=())
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "ok"
+
+
+ProgressCallback = Callable[[str, str], None]  # (cloud, "fetching" | "storing" | "done")
+
+
+def _fetch(provider: Provider, now: datetime, regions: Sequence[str] | None) -> FetchResult:
+    provider.check_credentials()
+    return provider.fetch(now, regions)
+
+
+def poll_prices(
+    store: Store,
+    providers: Mapping[str, Provider | Exception],
+    now: datetime,
+    regions: Mapping[str, Sequence[str] | None] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> dict[str, CloudPollResult]:
+    """Poll every provider concurrently; store each cloud's changes as its fetch completes.
+
+    ``providers`` maps cloud -> adapter, or -> the exception met while loading it.
+    Writes happen on the calling thread, one transaction per cloud.
+    """
+    regions = regions or {}
+    results: dict[str, CloudPollResult] = {}
+    notify = on_progress or (lambda _c, _s: None)
+    futures: dict[Future[FetchResult], str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(providers)),
+                            thread_name_prefix="gpuopt-poll") as pool:
+        for cloud, provider in providers.items():
+            if isinstance(provider, Exception):
+                results[cloud] = CloudPollResult(cloud, status="error", error=str(provider))
+                notify(cloud, "done")
+                continue
+            notify(cloud, "fetching")
+            futures[pool.submit(_fetch, provider, now, regions.get(cloud))] = cloud
+        for fut in as_completed(futures):
+            cloud = futures[fut]
+            try:
+                fetched = fut.result()
+            except CredentialsMissing as err:
+                log.info("%s: skipped: %s", cloud, err)
+                results[cloud] = CloudPollResult(cloud, status="skipped", error=str(err))
+                notify(cloud, "done")
+                continue
+            except Exception as err:  # isolation: one cloud's failure is only reported
+                log.warning("%s: price poll failed: %s", cloud, err, exc_info=log.isEnabledFor(
+                    logging.DEBUG))
+                results[cloud] = CloudPollResult(
+                    cloud, status="error", error=f"{type(err).__name__}: {err}"
+                )
+                notify(cloud, "done")
+                continue
+            notify(cloud, "storing")
+            results[cloud] = _store(store, cloud, fetched)
+            notify(cloud, "done")
+    return {c: results[c] for c in providers}
+
+
+def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
+    from orchestrator.store.prices import record_offers
+
+    offers = [o for o in fetched.offers if o.cloud == cloud]
+    foreign = len(fetched.offers) - len(offers)
+    try:
+        with store.transaction() as session:
+            summary = record_offers(session, offers)
+    except Exception as err:
+        log.error("%s: storing prices failed: %s", cloud, err)
+        return CloudPollResult(cloud, status="error", error=f"store: {type(err).__name__}: {err}")
+    warnings = list(fetched.warnings)
+    if foreign:
+        warnings.append(f"{foreign} offers of another cloud ignored")
+    return CloudPollResult(
+        cloud,
+        new=summary.new,
+        changed=summary.changed,
+        unchanged=summary.unchanged,
+        rejected=len(summary.rejected),
+        warnings=tuple(warnings),
+        rejections=tuple(r.describe() for r in summary.rejected),
+        changes=tuple(summary.changes),
+    )
+
+
+def load_providers(clouds: Sequence[str]) -> dict[str, Provider | Exception]:
+    """Adapter instances for ``clouds``; a cloud whose adapter will not import maps to the error."""
+    from providers.registry import ProviderUnavailable, load_provider
+
+    out: dict[str, Provider | Exception] = {}
+    for cloud in clouds:
+        try:
+            out[cloud] = load_provider(cloud)
+        except ProviderUnavailable as err:
+            out[cloud] = err
+    return out

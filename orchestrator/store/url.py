@@ -1,0 +1,29 @@
+"""Which database to open; light (no SQLAlchemy import) so a fresh machine stays fast."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def resolve_url(url: str | None = None) -> str:
+    """``url``, else GPUOPT_DATABASE_URL, else the SQLite file in the data directory."""
+    if url:
+        return url
+    env = os.environ.get("GPUOPT_DATABASE_URL")
+    if env:
+        return env
+    from orchestrator.paths import default_sqlite_path
+
+    return f"sqlite:///{default_sqlite_path()}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a file-backed SQLite URL (sqlite:///rel or sqlite:////abs), else None."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest.startswith("/"):
+        return None
+    db = rest[1:].split("?", 1)[0]
+    if not db or db == ":memory:" or db.startswith("file:"):
+        return None
+    return Path(db).expanduser()

@@ -1,0 +1,49 @@
+"""The one place that maps a cloud name to its adapter class (imported lazily).
+
+Importing an adapter pulls in its SDK, so nothing is imported until a cloud is asked
+for; a missing or broken adapter module fails only that cloud.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from providers.base import Provider
+from providers.errors import UserError
+
+# cloud -> (module, class name)
+PROVIDERS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "aws": ("providers.aws", "AwsProvider"),
+        "gcp": ("providers.gcp", "GcpProvider"),
+        "azure": ("providers.azure", "AzureProvider"),
+    }
+)
+
+
+class ProviderUnavailable(Exception):
+    """The adapter module for a cloud could not be imported."""
+
+
+def provider_names() -> tuple[str, ...]:
+    return tuple(PROVIDERS)
+
+
+def load_provider(cloud: str) -> Provider:
+    """A new adapter instance for ``cloud`` (construction does no I/O)."""
+    try:
+        module_name, class_name = PROVIDERS[cloud]
+    except KeyError:
+        raise UserError(
+            f"unknown cloud {cloud!r}: choose one of {', '.join(PROVIDERS)}", exit_code=2
+        ) from None
+    try:
+        module = importlib.import_module(module_name)
+        cls = getattr(module, class_name)
+    except (ImportError, AttributeError) as err:
+        raise ProviderUnavailable(f"{cloud}: adapter {module_name}.{class_name} unavailable: "
+                                  f"{err}") from err
+    provider: Provider = cls()
+    return provider
