@@ -31,6 +31,9 @@ def build_app() -> typer.Typer:
 
     prices_cmd.register(app)
     config_cmd.register(app)
+    from orchestrator.cli import report_cmd
+
+    report_cmd.register(app)
     return app
 
 
