@@ -109,7 +109,7 @@ def _line_of(doc: Any, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the deepest part of ``loc`` present in the YAML tree."""
     node, line = doc, None
     lc = getattr(node, "lc", None)
-    if lc is not None:
+    if lc is not None and isinstance(lc.line, int):
         line = lc.line + 1
     for part in loc:
         lc = getattr(node, "lc", None)
@@ -118,13 +118,13 @@ def _line_of(doc: Any, loc: tuple[Any, ...]) -> int | None:
             if match is None:
                 break
             if lc is not None:
-                with contextlib.suppress(KeyError, TypeError, IndexError):
-                    line = lc.key(match)[0] + 1
+                with contextlib.suppress(KeyError, TypeError, IndexError, ValueError):
+                    line = int(lc.key(match)[0]) + 1
             node = node[match]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             if lc is not None:
-                with contextlib.suppress(KeyError, TypeError, IndexError):
-                    line = lc.item(part)[0] + 1
+                with contextlib.suppress(KeyError, TypeError, IndexError, ValueError):
+                    line = int(lc.item(part)[0]) + 1
             node = node[part]
         else:
             break
@@ -217,9 +217,16 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
     return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
+def _show(part: Any) -> str:
+    text = str(part)
+    if text and text.isprintable() and " " not in text and "." not in text:
+        return text
+    return repr(text)
+
+
 def _describe(err: Any, doc: Any, filename: str) -> tuple[int, str]:
     raw = tuple(err.get("loc", ()))
     loc, _ = _clean_loc(raw)
     line = _line_of(doc, loc) or 1
-    path = ".".join(str(p) for p in loc) or "(document)"
+    path = ".".join(_show(p) for p in loc) or "(document)"
     return line, f"{filename}:{line} {path}: {_message(err, loc)}"

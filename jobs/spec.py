@@ -118,6 +118,18 @@ class ModelSpec(_Strict):
             path = Path(base) / path
         return path
 
+    @field_validator("config", mode="after")
+    @classmethod
+    def _readable_config(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            from jobs.hfconfig import ConfigError, load_hf_config
+
+            try:
+                load_hf_config(value)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
     @model_validator(mode="after")
     def _one_source(self) -> ModelSpec:
         sources = [k for k in ("name", "config", "params") if getattr(self, k) is not None]

@@ -1,0 +1,78 @@
+"""Drive the installed `gpuopt` console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "deploy" / "examples"
+
+
+def _gpuopt() -> list[str]:
+    exe = Path(sys.executable).parent / "gpuopt"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("gpuopt")
+    if found is None:
+        pytest.skip("the gpuopt console script is not installed")
+    return [found]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*_gpuopt(), *args], capture_output=True, text=True, timeout=60,
+                          cwd=REPO)
+
+
+def test_json_shape() -> None:
+    res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"per_gpu_gib", "breakdown", "fits"}
+    assert isinstance(doc["per_gpu_gib"], float)
+    assert abs(sum(doc["breakdown"].values()) - doc["per_gpu_gib"]) < 0.01
+    assert doc["fits"], "a QLoRA 7B job fits somewhere"
+    for fit in doc["fits"]:
+        assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib"}
+        assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
+
+
+def test_gpu_option_estimates_that_configuration() -> None:
+    one = json.loads(_run("estimate", str(EXAMPLES / "inference-70b.yaml"), "--gpu",
+                          "H100:8", "--json").stdout)
+    assert [f["gpu"] for f in one["fits"]] == ["H100"] and one["fits"][0]["count"] == 8
+    assert abs(one["per_gpu_gib"] - one["fits"][0]["per_gpu_gib"]) < 0.01
+
+
+def test_table_output() -> None:
+    res = _run("estimate", str(EXAMPLES / "full-13b-zero3.yaml"))
+    assert res.returncode == 0, res.stderr
+    assert "optimizer" in res.stdout and "A100-80GB" in res.stdout
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n  batch_size: 0\n",
+     "job.yaml:5 workload.batch_size: must be >= 1"),
+    ("model: [\n", "not valid YAML"),
+    ("model:\n  name: llama-9\nworkload:\n  type: inference\n", "job.yaml:2 model.name"),
+])
+def test_bad_input_exit_2_without_traceback(tmp_path: Path, body: str, needle: str) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(body)
+    res = _run("estimate", str(job))
+    assert res.returncode == 2
+    # rich wraps long lines at the terminal width: compare without whitespace
+    assert "".join(needle.split()) in "".join(res.stderr.split()), res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+
+
+def test_missing_file_and_bad_gpu(tmp_path: Path) -> None:
+    res = _run("estimate", str(tmp_path / "none.yaml"))
+    assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
+    res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--gpu", "B300")
+    assert res.returncode == 2 and "unknown GPU" in res.stderr and "Traceback" not in res.stderr

@@ -1,0 +1,103 @@
+"""Properties of the memory model: rules of thumb come out, sharding behaves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobs.architectures import ARCHITECTURES
+from jobs.memory import estimate_memory
+from jobs.memory.inference import kv_cache_bytes
+from jobs.memory.weights import weight_bytes
+from jobs.spec import WorkloadSpec
+
+L7 = ARCHITECTURES["llama-2-7b"]
+
+
+def _w(**kw: Any) -> WorkloadSpec:
+    return WorkloadSpec(**kw)
+
+
+TYPICAL_INFERENCE = {"type": "inference", "prompt_tokens": 1024, "output_tokens": 512,
+                     "concurrency": 4}
+
+
+def test_inference_is_about_weights_times_1_5() -> None:
+    # the field's "inference ~ weights x 1.5" for a typical batch of chats
+    for name in ("llama-2-7b", "llama-2-13b", "llama-3-8b", "mistral-7b"):
+        arch = ARCHITECTURES[name]
+        est = estimate_memory(arch, _w(**TYPICAL_INFERENCE))
+        ratio = est.total_bytes / weight_bytes(arch, "bf16")
+        assert 1.2 <= ratio <= 1.6, (name, ratio)
+
+
+def test_full_finetune_is_4_to_8x_inference() -> None:
+    inf = estimate_memory(L7, _w(**TYPICAL_INFERENCE))
+    full = estimate_memory(L7, _w(type="finetune", seq_len=2048, batch_size=4,
+                                  gradient_checkpointing=True))
+    assert 4 <= full.total_bytes / inf.total_bytes <= 8
+    lora = estimate_memory(L7, _w(type="finetune", method="lora", seq_len=2048, batch_size=4))
+    assert 1 < lora.total_bytes / inf.total_bytes < full.total_bytes / inf.total_bytes
+
+
+def test_full_mixed_precision_states_are_18_bytes_per_param() -> None:
+    est = estimate_memory(L7, _w(type="finetune", seq_len=16))
+    c = est.components
+    per_param = (c["weights"] + c["gradients"] + c["optimizer"]) / L7.params
+    assert abs(per_param - 18) < 0.01
+
+
+def test_nf4_bits() -> None:
+    plain = weight_bytes(L7, "nf4", double_quant=False)
+    dq = weight_bytes(L7, "nf4", double_quant=True)
+    linear = L7.layers * L7.block_linear_params()
+    assert abs((plain - dq) - linear * (4.5 - 4.127) / 8) / (plain - dq) < 0.001
+
+
+def test_kv_cache_gqa_and_mqa() -> None:
+    # 2 * layers * kv_heads * head_dim * bytes per token
+    assert kv_cache_bytes(L7, 1, 1, 2) == 2 * 32 * 32 * 128 * 2
+    l3 = ARCHITECTURES["llama-3-8b"]
+    assert kv_cache_bytes(l3, 1, 1, 2) == 2 * 32 * 8 * 128 * 2
+    falcon = ARCHITECTURES["falcon-7b"]
+    assert kv_cache_bytes(falcon, 1000, 1, 2) == 2 * 32 * 1 * 64 * 2 * 1000
+    assert kv_cache_bytes(falcon, 1000, 1, 2, tp=4) == kv_cache_bytes(falcon, 1000, 1, 2)
+
+
+def test_flash_attention_and_checkpointing_reduce_activations() -> None:
+    base = {"type": "finetune", "method": "lora", "seq_len": 4096, "batch_size": 1}
+    flash = estimate_memory(L7, _w(**base)).components["activations"]
+    eager = estimate_memory(L7, _w(**base, flash_attention=False)).components["activations"]
+    ckpt = estimate_memory(L7, _w(**base, gradient_checkpointing=True)).components["activations"]
+    assert eager > 2 * flash  # the 5*a*s^2*b term at s=4096
+    assert ckpt < flash / 5
+
+
+def test_zero_stages_shard_progressively_and_ddp_does_not() -> None:
+    def total(**kw: Any) -> int:
+        return estimate_memory(L7, _w(type="finetune", seq_len=512, **kw), 8).total_bytes
+
+    ddp = total()
+    assert ddp == estimate_memory(L7, _w(type="finetune", seq_len=512), 1).total_bytes
+    z1, z2, z3 = total(zero_stage=1), total(zero_stage=2), total(zero_stage=3)
+    assert ddp > z1 > z2 > z3
+    assert abs(total(fsdp=True) - z3) < 1e6
+
+
+def test_tensor_parallel_inference_splits_weights() -> None:
+    arch = ARCHITECTURES["llama-2-70b"]
+    w = _w(type="inference")
+    one, four = estimate_memory(arch, w, 1), estimate_memory(arch, w, 4)
+    assert abs(four.components["weights"] * 4 - one.components["weights"]) < 4
+
+
+def test_moe_stores_all_experts() -> None:
+    mix = ARCHITECTURES["mixtral-8x7b"]
+    est = estimate_memory(mix, _w(type="inference", prompt_tokens=16, output_tokens=16))
+    assert est.components["weights"] >= mix.params * 2 * 0.999
+
+
+def test_lora_on_all_linear_costs_more_than_qv() -> None:
+    qv = estimate_memory(L7, _w(type="finetune", method="lora", seq_len=512))
+    allin = estimate_memory(L7, _w(type="finetune", method="lora", seq_len=512,
+                                   lora_targets=["all-linear"]))
+    assert allin.components["adapters"] > 4 * qv.components["adapters"]
