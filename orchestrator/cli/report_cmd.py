@@ -1,0 +1,133 @@
+"""`gpuopt report`: the weekly cost report, printed, saved, or e-mailed now."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from orchestrator.cli.config_cmd import ConfigOption
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
+
+    from orchestrator.config import Settings
+    from orchestrator.report.model import WeeklyReport
+    from orchestrator.report.service import LedgerLoader
+
+
+class ReportFormat(StrEnum):
+    TEXT = "text"
+    HTML = "html"
+    JSON = "json"
+
+
+def register(
+    app: typer.Typer,
+    *,
+    loader: LedgerLoader | None = None,
+    clock: Callable[[], datetime] | None = None,
+    mailer: Callable[[EmailMessage], None] | None = None,
+) -> None:
+    """Add `report`. ``loader``/``clock``/``mailer`` replace the store, the clock and SMTP
+    (tests, demos); by default they come from the configuration."""
+
+    @app.command("report")
+    def report(
+        week: Annotated[
+            str | None,
+            typer.Option("--week", help="ISO week, e.g. 2026-W48 (default: the last full week)."),
+        ] = None,
+        owner: Annotated[
+            str | None, typer.Option("--owner", help="Only this owner's jobs.")
+        ] = None,
+        team: Annotated[str | None, typer.Option("--team", help="Only this team's jobs.")] = None,
+        fmt: Annotated[
+            ReportFormat, typer.Option("--format", help="text, html or json.")
+        ] = ReportFormat.TEXT,
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", help="Write to FILE (html: its PNG charts go beside it)."),
+        ] = None,
+        email: Annotated[
+            bool, typer.Option("--email", help="E-mail it now to the scope's recipients.")
+        ] = False,
+        config: ConfigOption = None,
+    ) -> None:
+        """Spend, savings against on-demand, preemptions and budgets for one ISO week."""
+        from datetime import UTC
+
+        from orchestrator.config import load_config
+        from orchestrator.report import from_config
+        from orchestrator.report.service import load_report
+        from orchestrator.report.source import store_loader
+        from orchestrator.report.weeks import IsoWeek
+
+        settings = load_config(config)
+        tz = from_config.report_timezone(settings)
+        now = clock() if clock is not None else datetime.now(UTC)
+        the_week = IsoWeek.parse(week) if week else IsoWeek.containing(now, tz).previous()
+        result = load_report(
+            loader or store_loader(settings.database.url), the_week, tz, as_of=now,
+            owner=owner, team=team, team_budgets=from_config.team_budgets(settings),
+        )
+        _output(result, fmt, out)
+        if email:
+            _email(result, settings, mailer, now)
+
+
+def _output(result: WeeklyReport, fmt: ReportFormat, out: Path | None) -> None:
+    if fmt is ReportFormat.HTML:
+        from orchestrator.report.files import self_contained_html, write_html_report
+
+        if out is not None:
+            paths = write_html_report(result, out)
+            typer.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+            return
+        typer.echo(self_contained_html(result))
+        return
+    if fmt is ReportFormat.JSON:
+        from orchestrator.report.render_json import render_json
+
+        text = render_json(result)
+    else:
+        from orchestrator.report.render_text import render_text
+
+        text = render_text(result)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+
+
+def _email(
+    result: WeeklyReport,
+    settings: Settings,
+    mailer: Callable[[EmailMessage], None] | None,
+    now: datetime,
+) -> None:
+    from orchestrator.report import from_config
+    from orchestrator.report.message import build_message
+    from orchestrator.report.sender import EVERYONE
+    from providers.errors import UserError
+
+    recipients = from_config.recipients(settings)
+    if result.team is not None:
+        addresses = recipients.teams.get(result.team, ())
+        where = f'[report] recipients."{result.team}"'
+    else:
+        addresses = recipients.everyone
+        where = f"[report] recipients.{EVERYONE}"
+    if not addresses:
+        raise UserError(f"no recipients for this report: set {where} = [\"you@example.com\"]")
+    msg = build_message(
+        result, sender=settings.report.from_address, recipients=addresses, sent_at=now
+    )
+    (mailer or from_config.mailer(settings))(msg)
+    typer.echo(f"sent {result.week} ({result.scope}) to {', '.join(addresses)}", err=True)

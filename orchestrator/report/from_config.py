@@ -1,0 +1,65 @@
+"""The report's settings from gpuopt's configuration (orchestrator.config.Settings).
+
+[report] recipients maps a team to the addresses of that team's report; the key
+``everyone`` (or ``*``) receives the report over all teams. Team budgets are read from
+``[report] team_budgets`` (USD per week) when the configuration has that key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import time
+from decimal import Decimal
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from orchestrator.report.sender import Recipients, Schedule
+from orchestrator.report.smtp import SecretLike, SmtpMailer, SmtpSettings
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import Settings
+
+EVERYONE_KEYS = ("everyone", "*")
+
+
+def report_timezone(settings: Settings) -> ZoneInfo:
+    return ZoneInfo(settings.report.timezone)
+
+
+def recipients(settings: Settings) -> Recipients:
+    everyone: list[str] = []
+    teams: dict[str, tuple[str, ...]] = {}
+    for key, addresses in settings.report.recipients.items():
+        if key in EVERYONE_KEYS:
+            everyone += addresses
+        else:
+            teams[key] = tuple(addresses)
+    return Recipients(everyone=tuple(everyone), teams=MappingProxyType(teams))
+
+
+def team_budgets(settings: Settings) -> Mapping[str, Decimal]:
+    raw = getattr(settings.report, "team_budgets", None) or {}
+    return MappingProxyType({team: Decimal(str(v)) for team, v in raw.items()})
+
+
+def schedule(settings: Settings) -> Schedule:
+    hh, mm = settings.report.time.split(":")
+    return Schedule(report_timezone(settings), settings.report.weekday, time(int(hh), int(mm)))
+
+
+def smtp_settings(settings: Settings) -> SmtpSettings:
+    smtp = settings.smtp
+    return SmtpSettings(
+        host=smtp.host, port=smtp.port, security=str(smtp.security.value),
+        username=smtp.username,
+    )
+
+
+def mailer(settings: Settings) -> Callable[..., None]:
+    """An SmtpMailer whose password is read from the settings at each send."""
+
+    def password() -> SecretLike | None:
+        return settings.smtp.password
+
+    return SmtpMailer(smtp_settings(settings), password)

@@ -1,0 +1,67 @@
+"""The report's data source in the store, imported lazily.
+
+The store provides, in ``orchestrator/store/ledger.py``::
+
+    def load_report_ledger(
+        session: sqlmodel.Session, start: datetime, end: datetime
+    ) -> tuple[Sequence[AttemptRecord], Sequence[JobRecord]]:
+
+returning (1) every attempt overlapping [start, end) — ``started_at < end`` and
+(``ended_at`` is NULL or ``ended_at > start``) — plus every attempt started before ``end``
+of the jobs those attempts belong to (the report's cost to date and budget burn), and
+(2) the JobRecords of those jobs and of the jobs with ``finished_at`` in [start, end).
+``start``/``end`` are aware UTC; the records' prices are those recorded at launch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from orchestrator.ledger.records import AttemptRecord, JobRecord
+from orchestrator.report.service import LedgerLoader
+from providers.errors import UserError
+
+LEDGER_MODULE = "orchestrator.store.ledger"
+LEDGER_FUNCTION = "load_report_ledger"
+
+
+def _ledger_function() -> Any:
+    try:
+        module = importlib.import_module(LEDGER_MODULE)
+    except ModuleNotFoundError as err:
+        if err.name != LEDGER_MODULE:
+            raise
+        module = None
+    fn = getattr(module, LEDGER_FUNCTION, None)
+    if fn is None:
+        raise UserError(
+            "this gpuopt build's store has no ledger tables yet (no "
+            f"{LEDGER_MODULE}.{LEDGER_FUNCTION}), so there is nothing to report on: "
+            "upgrade gpuopt to a version whose store records job attempts"
+        )
+    return fn
+
+
+def store_loader(database_url: str | None = None) -> LedgerLoader:
+    """A LedgerLoader reading the store at ``database_url`` (None = the configured one)."""
+
+    def load(
+        start: datetime, end: datetime
+    ) -> tuple[Sequence[AttemptRecord], Sequence[JobRecord]]:
+        fn = _ledger_function()
+        from orchestrator.store import open_store_if_exists
+
+        store = open_store_if_exists(database_url)
+        if store is None:  # a fresh machine: nothing has run yet
+            return [], []
+        try:
+            with store.session() as session:
+                attempts, jobs = fn(session, start, end)
+                return list(attempts), list(jobs)
+        finally:
+            store.close()
+
+    return load

@@ -1,0 +1,119 @@
+"""`gpuopt report` with an injected ledger (the store's ledger tables come later)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from orchestrator.cli import report_cmd
+from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory
+from tests.orchestrator.report.ledger import AS_OF, loader
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+
+
+def app() -> typer.Typer:
+    a = typer.Typer()
+
+    @a.callback()
+    def _root() -> None:
+        """gpuopt (test)"""
+
+    report_cmd.register(a, loader=loader, clock=lambda: AS_OF)
+    return a
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> str:
+    result = CliRunner().invoke(app(), ["report", *args], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_default_week_is_the_last_full_week_as_text() -> None:
+    out = run()
+    assert "2026-W48" in out and "$780.67" in out
+
+
+def test_json_for_a_team_in_another_zone() -> None:
+    data = json.loads(run("--format", "json", "--team", "vision", "--week", "2026-W48"))
+    assert data["scope"] == {"owner": None, "team": "vision"}
+    assert data["summary"]["spend"] == "62.666666"
+    data = json.loads(run("--format", "json", env={"GPUOPT_REPORT_TIMEZONE":
+                                                   "America/Los_Angeles"}))
+    assert data["timezone"] == "America/Los_Angeles"
+    assert data["summary"]["spend"] == "643.666666"
+
+
+def test_owner_filter_and_out_file(tmp_path: Path) -> None:
+    target = tmp_path / "alice.txt"
+    run("--owner", "alice", "--out", str(target))
+    text = target.read_text()
+    assert "Scope: owner alice" in text and "$708.00" in text and "embed-batch" not in text
+
+
+def test_html_out_writes_the_charts_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "week.html"
+    run("--format", "html", "--out", str(target))
+    html = target.read_text()
+    for name in ("week-daily-spend.png", "week-vs-on-demand.png"):
+        assert f'src="{name}"' in html
+        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_html_to_stdout_is_self_contained() -> None:
+    out = run("--format", "html")
+    assert out.count('src="data:image/png;base64,') == 2
+
+
+def test_bad_week_is_a_user_error() -> None:
+    from providers.errors import UserError
+
+    with pytest.raises(UserError, match="2026-W48"):
+        CliRunner().invoke(app(), ["report", "--week", "48"], catch_exceptions=False)
+
+
+def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None:
+    sink = Sink()
+    server = smtp_server(sink, mode="plain")
+    env = {
+        "GPUOPT_SMTP_HOST": "127.0.0.1",
+        "GPUOPT_SMTP_PORT": str(server.port),
+        "GPUOPT_SMTP_SECURITY": "none",
+        "GPUOPT_SMTP_USERNAME": USER,
+        "GPUOPT_SMTP_PASSWORD": PASSWORD,
+        "GPUOPT_REPORT_FROM_ADDRESS": "gpuopt@example.com",
+        "GPUOPT_REPORT_RECIPIENTS": json.dumps(
+            {"everyone": ["ops@example.com"], "nlp": ["nlp@example.com"]}
+        ),
+    }
+    result = CliRunner().invoke(app(), ["report", "--team", "nlp", "--email"], env=env,
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output
+    (msg,) = sink.messages
+    assert msg.rcpt_tos == ["nlp@example.com"] and sink.logins == [USER]
+    assert b"$718.00" in msg.content
+
+
+def test_email_without_recipients_says_what_to_set() -> None:
+    from providers.errors import UserError
+
+    with pytest.raises(UserError, match=r"\[report\] recipients"):
+        CliRunner().invoke(app(), ["report", "--email"], catch_exceptions=False)
+
+
+def test_the_real_store_without_ledger_tables_is_a_clear_error() -> None:
+    import importlib.util
+
+    from orchestrator.cli.app import build_app
+    from providers.errors import UserError
+
+    if importlib.util.find_spec("orchestrator.store.ledger") is not None:
+        pytest.skip("the store has ledger tables now")
+    with pytest.raises(UserError, match="no ledger tables"):
+        CliRunner().invoke(build_app(), ["report"], catch_exceptions=False)
