@@ -3,8 +3,10 @@
 ``offer_series`` is the identity of an offer (``Offer.key``: cloud, region, zone ('' when
 not zonal), instance type, market) with its static attributes and its *current* price, so
 "latest offers" reads this small table only. ``price_change`` holds the history as
-changes: a row when a series' price changes (``first_seen``), whose ``last_seen`` is
-bumped by every later poll that sees the same price. Prices are integer micro-dollars.
+changes: a row when a series' price changes (key: series, ``first_seen``), whose
+``last_seen`` is bumped by every later poll that sees the same price (the current row is
+the one whose first_seen = the series' ``price_since``). Prices are integer micro-dollars;
+times are whole UTC seconds (epoch integers on SQLite).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, ForeignKey, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from orchestrator.store.types import BigIntPK, UTCDateTime
+from orchestrator.store.types import UTCSeconds
 
 
 class OfferSeries(SQLModel, table=True):
@@ -40,27 +42,26 @@ class OfferSeries(SQLModel, table=True):
     interruption_bucket: int | None = None
     placement_score: int | None = None
     price_micros: int = Field(sa_type=BigInteger)  # current USD/hour x 1e6
-    price_since: datetime = Field(sa_type=UTCDateTime)  # first_seen of the current price
-    first_seen: datetime = Field(sa_type=UTCDateTime)
-    last_seen: datetime = Field(sa_type=UTCDateTime)
-    # price_change.id of the current price (no FK: avoids a cycle; kept by record_offers).
-    current_change_id: int | None = Field(default=None, sa_type=BigInteger)
+    price_since: datetime = Field(sa_type=UTCSeconds)  # first_seen of the current price
+    first_seen: datetime = Field(sa_type=UTCSeconds)
+    last_seen: datetime = Field(sa_type=UTCSeconds)
 
 
 class PriceChange(SQLModel, table=True):
-    __tablename__ = "price_change"
-    __table_args__ = (Index("ix_price_change_series_first_seen", "series_id", "first_seen"),)
+    """Primary key (series_id, first_seen): clustered (WITHOUT ROWID) on SQLite, so the
+    history needs no extra index and a row costs ~20 bytes there."""
 
-    id: int | None = Field(
-        default=None,
-        sa_column=Column(BigIntPK, primary_key=True, autoincrement=True),
-    )
+    __tablename__ = "price_change"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
     series_id: int = Field(
-        sa_column=Column(ForeignKey("offer_series.id", ondelete="CASCADE"), nullable=False)
+        sa_column=Column(
+            ForeignKey("offer_series.id", ondelete="CASCADE"), primary_key=True, nullable=False
+        )
     )
+    first_seen: datetime = Field(sa_type=UTCSeconds, primary_key=True)
     price_micros: int = Field(sa_type=BigInteger)
-    first_seen: datetime = Field(sa_type=UTCDateTime)
-    last_seen: datetime = Field(sa_type=UTCDateTime)
+    last_seen: datetime = Field(sa_type=UTCSeconds)
 
 
 def import_all_tables() -> None:

@@ -33,3 +33,33 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+class UTCSeconds(TypeDecorator[datetime]):
+    """UTC to the whole second, compact: epoch seconds (INTEGER) on SQLite, timestamptz on
+    PostgreSQL. For the price history, whose size is dominated by its timestamps."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> Any:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(Integer())
+        return dialect.type_descriptor(DateTime(timezone=True))
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            raise ValueError(f"timestamps must be timezone-aware UTC, got {value!r}")
+        value = value.astimezone(UTC).replace(microsecond=0)
+        return int(value.timestamp()) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, int):
+            return datetime.fromtimestamp(value, UTC)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)

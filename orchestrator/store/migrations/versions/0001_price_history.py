@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.store.types import BigIntPK, UTCDateTime
+from orchestrator.store.types import UTCSeconds
 
 revision = "0001"
 down_revision = None
@@ -36,10 +36,9 @@ def upgrade() -> None:
         sa.Column("interruption_bucket", sa.Integer(), nullable=True),
         sa.Column("placement_score", sa.Integer(), nullable=True),
         sa.Column("price_micros", sa.BigInteger(), nullable=False),
-        sa.Column("price_since", UTCDateTime(), nullable=False),
-        sa.Column("first_seen", UTCDateTime(), nullable=False),
-        sa.Column("last_seen", UTCDateTime(), nullable=False),
-        sa.Column("current_change_id", sa.BigInteger(), nullable=True),
+        sa.Column("price_since", UTCSeconds(), nullable=False),
+        sa.Column("first_seen", UTCSeconds(), nullable=False),
+        sa.Column("last_seen", UTCSeconds(), nullable=False),
         sa.UniqueConstraint(
             "cloud", "region", "zone", "instance_type", "market", name="uq_offer_series_key"
         ),
@@ -47,24 +46,20 @@ def upgrade() -> None:
     op.create_index("ix_offer_series_gpu_market", "offer_series", ["gpu", "market"])
     op.create_table(
         "price_change",
-        sa.Column("id", BigIntPK, primary_key=True, autoincrement=True),
         sa.Column(
             "series_id",
             sa.Integer(),
             sa.ForeignKey("offer_series.id", ondelete="CASCADE"),
-            nullable=False,
+            primary_key=True,
         ),
+        sa.Column("first_seen", UTCSeconds(), primary_key=True),
         sa.Column("price_micros", sa.BigInteger(), nullable=False),
-        sa.Column("first_seen", UTCDateTime(), nullable=False),
-        sa.Column("last_seen", UTCDateTime(), nullable=False),
-    )
-    op.create_index(
-        "ix_price_change_series_first_seen", "price_change", ["series_id", "first_seen"]
+        sa.Column("last_seen", UTCSeconds(), nullable=False),
+        sqlite_with_rowid=False,
     )
 
 
 def downgrade() -> None:
-    op.drop_index("ix_price_change_series_first_seen", table_name="price_change")
     op.drop_table("price_change")
     op.drop_index("ix_offer_series_gpu_market", table_name="offer_series")
     op.drop_table("offer_series")
