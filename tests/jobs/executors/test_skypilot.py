@@ -1,0 +1,133 @@
+"""SkyPilot executor specifics, at the SDK boundary (recording fake): exact calls, the task
+plan, preemption detection, launch failures; plus the real sky.Task built offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.executors.base import AttemptSpec, AttemptState, FailureKind, Placement
+from jobs.executors.sky_task import exit_code_from_lines, plan_task, wrap_run
+from jobs.executors.skypilot import SkyPilotExecutor
+from providers.errors import UserError
+from tests.conftest import REPO_ROOT
+from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
+from tests.jobs.executors.harness import SKY_PLACEMENT, processes_of, wait_for, wait_terminal
+
+
+def _spec(tmp: Path, run: str = "sleep 30", **kw: object) -> AttemptSpec:
+    kw.setdefault("checkpoint_dir", str(tmp / "ck"))
+    return AttemptSpec(job_id="sky1", attempt=1, run=run, placement=SKY_PLACEMENT, **kw)  # type: ignore[arg-type]
+
+
+def test_launch_makes_exactly_these_calls(tmp_path: Path) -> None:
+    world = FakeSkyWorld(tmp_path)
+    ex = SkyPilotExecutor(FakeSkyClient(world))
+    spec = _spec(tmp_path)
+    ex.launch(spec)
+    assert [c for c, _ in world.calls] == ["status", "launch_requests", "launch"]
+    (name, plan), = world.calls_named("launch")
+    assert name == "gpuopt-sky1-1"
+    assert plan.infra == "aws/us-east-1/us-east-1a"
+    assert (plan.instance_type, dict(plan.accelerators or {}), plan.use_spot) == (
+        "g5.xlarge", {"A10G": 1}, True)
+    world.calls.clear()
+    assert ex.launch(spec).adopted
+    assert [c for c, _ in world.calls] == ["status"]  # found UP: no second launch
+    ex.stop(spec.cluster_name)
+
+
+def test_bucket_checkpoint_is_mounted_where_the_env_points() -> None:
+    spec = AttemptSpec(
+        job_id="J", attempt=3, run="python t.py", checkpoint_dir="s3://b/ckpt/J", resume=True,
+        placement=Placement("gcp", "us-central1", "us-central1-a", "a2-highgpu-1g",
+                            "A100-40GB", 1, False),
+    )
+    plan = plan_task(spec)
+    assert plan.checkpoint is not None
+    assert (plan.checkpoint.source, plan.checkpoint.mode) == ("s3://b/ckpt/J", "MOUNT_CACHED")
+    assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path
+    assert plan.envs["GPUOPT_RESUME"] == "1" and plan.envs["GPUOPT_ATTEMPT"] == "3"
+    assert dict(plan.accelerators or {}) == {"A100": 1}  # SkyPilot's name for the 40 GB A100
+    assert plan_task(spec, mount_mode="MOUNT").checkpoint.mode == "MOUNT"  # type: ignore[union-attr]
+
+
+def test_local_placement_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError):
+        plan_task(AttemptSpec(job_id="x", attempt=1, run="true", checkpoint_dir="/c"))
+
+
+def test_exit_code_survives_the_wrapper() -> None:
+    out = subprocess.run(["bash", "-c", wrap_run("echo hi; exit 9")], capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 9
+    assert exit_code_from_lines(out.stdout.splitlines()) == 9
+
+
+def test_cluster_vanishing_under_a_running_job_is_a_preemption(tmp_path: Path) -> None:
+    world = FakeSkyWorld(tmp_path)
+    ex = SkyPilotExecutor(FakeSkyClient(world))
+    spec = _spec(tmp_path)
+    ex.launch(spec)
+    wait_for(ex, spec.cluster_name, lambda s: s.state is AttemptState.RUNNING)
+    world.preempt(spec.cluster_name)
+    status = ex.poll(spec.cluster_name)
+    assert status.state is AttemptState.PREEMPTED
+    assert processes_of(spec.cluster_name) == []
+
+
+def test_finished_job_is_read_then_torn_down_once(tmp_path: Path) -> None:
+    world = FakeSkyWorld(tmp_path)
+    ex = SkyPilotExecutor(FakeSkyClient(world))
+    spec = _spec(tmp_path, "echo done")
+    ex.launch(spec)
+    status, _ = wait_terminal(ex, spec.cluster_name)
+    assert status.state is AttemptState.SUCCEEDED
+    ex.poll(spec.cluster_name)
+    assert world.calls_named("down") == [spec.cluster_name]
+    assert spec.cluster_name not in world.clusters
+
+
+def test_failed_launch_request_is_a_launch_failure(tmp_path: Path) -> None:
+    world = FakeSkyWorld(tmp_path, fail_launch_with="ResourcesUnavailableError: no capacity")
+    ex = SkyPilotExecutor(FakeSkyClient(world))
+    spec = _spec(tmp_path)
+    assert not ex.launch(spec).adopted
+    status = ex.poll(spec.cluster_name)
+    assert (status.state, status.failure) == (AttemptState.FAILED, FailureKind.LAUNCH)
+    assert "no capacity" in status.detail
+    # Never retried under the same name: the next try is a new attempt number.
+    assert SkyPilotExecutor(FakeSkyClient(world)).launch(spec).adopted
+    assert len(world.calls_named("launch")) == 1
+
+
+def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: Path) -> None:
+    """Builds sky.Task/Resources with SkyPilot 0.14 in a throwaway HOME (no server, no cloud)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKY", "AWS_"))}
+    env.update(HOME=str(tmp_path), AWS_EC2_METADATA_DISABLED="true",
+               AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+               AWS_CONFIG_FILE=str(tmp_path / "none"))
+    probe = Path(__file__).with_name("sky_offline_probe.py")
+
+    def run(*args: str) -> dict:
+        out = subprocess.run([sys.executable, str(probe), *args], env=env, cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=240, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    got = run("us-east-1b")
+    assert got["cloud"] == "AWS" and got["instance_type"] == "g5.xlarge"
+    assert (got["region"], got["zone"], got["use_spot"]) == ("us-east-1", "us-east-1b", True)
+    assert got["accelerators"] == {"A10G": 1}
+    assert got["hourly_cost"] == pytest.approx(0.4321)  # our spot price for that zone
+    assert got["storage_source"] == "s3://gpuopt-ckpt/job42"
+    assert got["storage_mode"] == "MOUNT_CACHED"
+    assert got["envs"]["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint"
+    assert got["envs"]["GPUOPT_RESUME"] == "1"
+    # A placement SkyPilot's catalog does not hold is refused by SkyPilot itself.
+    assert run("us-east-1c")["error"] == "ValueError"
+    assert run("us-east-1a", "g5.nosuch")["error"] == "ValueError"
