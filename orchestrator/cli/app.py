@@ -23,6 +23,10 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode="rich",
     )
+
+    @app.callback()
+    def _root() -> None:
+        """Place GPU jobs on the cheapest cloud GPU that fits, and keep them running."""
     # One line per command module; each module's register() adds its commands.
     from orchestrator.cli import estimate_cmd
 
@@ -31,6 +35,9 @@ def build_app() -> typer.Typer:
 
     prices_cmd.register(app)
     config_cmd.register(app)
+    from orchestrator.cli import plan_cmd
+
+    plan_cmd.register(app)
     from orchestrator.cli import report_cmd
 
     report_cmd.register(app)
@@ -40,27 +47,16 @@ def build_app() -> typer.Typer:
 def main(argv: list[str] | None = None) -> None:
     app = build_app()
     try:
-        app(args=argv, standalone_mode=False)
+        # Standalone mode: typer/click print usage errors themselves (exit 2); only our
+        # own UserError needs mapping to its message and exit code, without a traceback.
+        app(args=argv, prog_name="gpuopt")
     except UserError as err:
+        from rich.text import Text
+
         from orchestrator.cli.console import err_console
 
-        err_console().print(f"[bold red]error:[/] {err}", highlight=False, markup=True)
+        err_console().print(Text.assemble(("error: ", "bold red"), str(err)))
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
 
 
 if __name__ == "__main__":

@@ -1,0 +1,90 @@
+"""`gpuopt plan job.yaml`: placements ranked by the expected cost of finishing the job."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from orchestrator.planning import PlannedJob
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan)
+
+
+def plan(
+    job_file: Annotated[Path, typer.Argument(help="The job.yaml to place.")],
+    top: Annotated[int, typer.Option("--top", min=1, help="How many placements to list.")] = 15,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked list as JSON.")] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Configuration file (TOML).")
+    ] = None,
+) -> None:
+    """Rank where JOB_FILE would finish cheapest, within its deadline and budget.
+
+    Example: gpuopt plan deploy/examples/qlora-7b.yaml --top 5
+    """
+    from datetime import UTC, datetime
+
+    from jobs.loader import load_job_spec
+    from orchestrator.config import load_config
+    from orchestrator.planning import plan_spec
+    from orchestrator.store import open_store_if_exists
+
+    spec = load_job_spec(job_file)
+    settings = load_config(config)
+    store = open_store_if_exists(settings.database.url)
+    try:
+        planned = plan_spec(spec, settings, store, datetime.now(UTC), top=top)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        typer.echo(json.dumps([c.to_json() for c in planned.plan.candidates], indent=2))
+        return
+    print_plan(spec.name or job_file.name, planned)
+    if not planned.plan.candidates:
+        raise typer.Exit(3)
+
+
+def print_plan(title: str, planned: PlannedJob) -> None:
+    from rich.table import Table
+
+    from orchestrator.cli.console import out_console
+
+    console = out_console()
+    plan = planned.plan
+    src = (
+        f"embedded snapshot of {planned.snapshot_as_of}"
+        if planned.offers_source == "snapshot"
+        else "latest polled prices"
+    )
+    table = Table(
+        title=f"{title}: {len(plan.candidates)} cheapest placements ({planned.offer_count} "
+        f"offers, {src})",
+        title_justify="left",
+    )
+    for col, justify in (("#", "right"), ("GPU", "left"), ("cloud", "left"),
+                         ("region / zone", "left"), ("market", "left"), ("USD/h", "right"),
+                         ("est. h", "right"), ("expected USD", "right"), ("risk", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for i, c in enumerate(plan.candidates, 1):
+        o = c.offer
+        table.add_row(
+            str(i), f"{o.gpu} x{o.gpu_count}", o.cloud, o.zone or o.region, o.market.value,
+            f"{o.price_per_hour:,.2f}", f"{c.est_hours:,.1f}", f"{c.expected_cost:,.2f}",
+            c.risk,
+        )
+    console.print(table)
+    if plan.best is not None:
+        console.print(f"[bold]Pick:[/] {plan.best.reason}")
+    if plan.excluded:
+        console.print("[bold]Left out:[/]")
+        for ex in plan.excluded:
+            console.print(f"  {ex.gpu}: {ex.reason}")
+    if plan.nearest_miss:
+        console.print(f"[bold red]Fits nowhere:[/] {plan.nearest_miss}")

@@ -1,0 +1,47 @@
+"""Offers indexed for placement: per (GPU model, count, market), sorted by price.
+
+Built once per offer set and shared by every job planned against it, so planning a job
+walks only the cheapest offers of the configurations that fit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from providers.offer import Market, Offer
+
+_Key = tuple[str, int, Market]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferIndex:
+    by_config: Mapping[_Key, tuple[Offer, ...]]
+    by_instance: Mapping[tuple[str, str, str], Offer]
+
+    @classmethod
+    def build(cls, offers: Iterable[Offer]) -> OfferIndex:
+        groups: dict[_Key, list[Offer]] = {}
+        instances: dict[tuple[str, str, str], Offer] = {}
+        for o in offers:
+            groups.setdefault((o.gpu, o.gpu_count, o.market), []).append(o)
+            if o.market is Market.ON_DEMAND:
+                instances[(o.cloud, o.region, o.instance_type)] = o
+        return cls(
+            by_config=MappingProxyType(
+                {k: tuple(sorted(v, key=lambda o: (o.price_per_hour, o.key))) for k, v in
+                 groups.items()}
+            ),
+            by_instance=MappingProxyType(instances),
+        )
+
+    def sorted_offers(self, gpu: str, count: int, market: Market) -> tuple[Offer, ...]:
+        return self.by_config.get((gpu, count, market), ())
+
+    def find_instance(self, cloud: str, region: str, instance_type: str) -> Offer | None:
+        """The on-demand offer of an instance type in a region (for its attributes)."""
+        return self.by_instance.get((cloud, region, instance_type))
+
+    def on_demand_price(self, cloud: str, region: str, instance_type: str) -> Offer | None:
+        return self.find_instance(cloud, region, instance_type)

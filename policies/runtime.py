@@ -1,0 +1,260 @@
+"""How long a job takes on a GPU configuration: a roofline model with measured efficiencies.
+
+Fine-tuning is compute-bound: FLOPs per token (6 x params full, 4 x params with frozen
+base weights, + 2 x params when activations are recomputed, + attention's own matmuls)
+over dense TFLOPS at the workload's precision x GPUs x achieved utilisation (MFU) x
+multi-GPU scaling efficiency. Scaling efficiency is computed from the bytes each step
+must exchange (gradients for data parallel, parameters too for ZeRO-3 / FSDP) over the
+GPU-to-GPU link from the hardware table, so PCIe and NVLink differ for a reason.
+
+Batch inference is prefill (compute-bound, 2 x active params per prompt token) plus
+decode (bound by memory bandwidth: every step reads the weights and the batch's KV
+cache). The batch is as large as the memory left on the GPU allows, so a GPU with more
+memory to spare decodes faster.
+
+Every efficiency is an explicit, documented parameter (:class:`Efficiency`); a job can
+override MFU with ``workload.mfu``. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jobs.architectures import Architecture
+from jobs.memory.breakdown import MemoryEstimate
+from jobs.spec import WorkloadSpec
+from providers.hardware import GpuSpec
+
+# Defaults, from public measurements (shared/data/throughput-calibration.md):
+# - Megatron-LM pre-training reaches 41-48% MFU on A100/H100 at hidden sizes >= 8192;
+#   7B-class fine-tuning with HF Trainer measures 21-26% (LLaMA-Factory / unsloth
+#   README: 2,392-2,954 tokens/s on one A100 for Llama-2-7B LoRA). Utilisation grows
+#   with matrix size, so MFU is interpolated in log2(hidden size) between SMALL and
+#   LARGE.
+MFU_LARGE = 0.45  # hidden >= 8192 (70B class)
+MFU_SMALL = 0.25  # hidden <= 1024 (GPT-2 class): kernels too small to fill the GPU
+MFU_7B = 0.38  # hidden 4096: 0.38 x 0.8 (LoRA) = 0.30 vs 0.26 measured with FA2
+# LoRA/QLoRA: frozen-weight backward skips weight gradients but keeps the same kernel
+# launches and adapter matmuls that are too thin to be efficient (LoRA 2,954 tok/s ->
+# 26% MFU at 4 x params vs ~33% for full fine-tunes of the same model).
+MFU_ADAPTER_FACTOR = 0.8
+# Without flash attention the same run measured 2,392 vs 2,954 tokens/s: x0.81.
+NO_FLASH_FACTOR = 0.8
+# Of communication, the part that overlaps with compute (DDP bucketed all-reduce and
+# ZeRO-3 prefetch overlap roughly half in practice; PyTorch DDP paper, Li et al. 2020).
+COMM_OVERLAP = 0.5
+# Achieved fraction of the link's nominal bandwidth in NCCL ring collectives (nccl-tests
+# bus bandwidth reaches ~75-85% of NVLink / PCIe nominal).
+LINK_EFFICIENCY = 0.8
+
+# Inference:
+# - prefill runs large matmuls: ~50% MFU (vLLM / TensorRT-LLM prefill benchmarks);
+# - decode reads weights + KV cache once per step at a fraction of peak bandwidth:
+#   llama.cpp f16 batch 1 on A100-80GB reaches 73.8 tok/s = 49% of 2,039 GB/s; HF on
+#   A10 29 tok/s = 65% of 600 GB/s; 4-bit kernels dequantize as they read (q4_0 on
+#   A100: 25%; AWQ on T4: 41%).
+PREFILL_MFU = 0.5
+DECODE_BW_EFFICIENCY_16BIT = 0.6
+DECODE_BW_EFFICIENCY_QUANT = 0.35
+DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
+# Tensor-parallel all-reduces per layer cost about this much per extra GPU in decode
+# (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
+TP_EFFICIENCY_PER_DOUBLING = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    mfu: float
+    scaling: float  # 1.0 on one GPU
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeEstimate:
+    hours: float
+    tokens_per_second: float  # training tokens/s, or output tokens/s for inference
+    mfu: float
+    scaling: float
+    batch: int | None = None  # inference: sequences decoded together
+
+
+def default_mfu(arch: Architecture, workload: WorkloadSpec) -> float:
+    """Model FLOPs utilisation for fine-tuning (see the constants above)."""
+    if workload.mfu is not None:
+        return workload.mfu
+    x = math.log2(max(arch.hidden_size, 1))
+    if x <= 12:  # up to 4096: SMALL (1024) .. 7B (4096)
+        mfu = MFU_SMALL + (MFU_7B - MFU_SMALL) * max(0.0, x - 10) / 2
+    else:  # 4096 .. 8192 and beyond
+        mfu = MFU_7B + (MFU_LARGE - MFU_7B) * min(1.0, x - 12)
+    if workload.method in ("lora", "qlora"):
+        mfu *= MFU_ADAPTER_FACTOR
+    if not workload.flash_attention:
+        mfu *= NO_FLASH_FACTOR
+    return mfu
+
+
+def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
+    """Forward + backward FLOPs per token (Kaplan et al. 2020; Narayanan et al. 2021).
+
+    A forward pass costs 2 x active params per token plus attention's QK^T and AV
+    matmuls (2 x 2 x layers x seq x q_dim, halved by the causal mask). Backward costs 2x
+    forward with weight gradients, 1x without (frozen weights: LoRA/QLoRA).
+    Recomputation (gradient checkpointing) adds one forward.
+    """
+    forward = 2 * arch.active_params + 2 * arch.layers * workload.sequence_length * arch.q_dim
+    passes = 3.0 if workload.method == "full" else 2.0
+    if workload.gradient_checkpointing:
+        passes += 1.0
+    return forward * passes
+
+
+def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int) -> float:
+    """Bytes each GPU sends per optimizer step (ring collectives: 2 (n-1)/n x payload)."""
+    if gpus <= 1:
+        return 0.0
+    frac = (gpus - 1) / gpus  # share of a ring collective's payload each GPU sends
+    if workload.method == "full":
+        trainable = arch.params
+    else:  # adapters: tiny gradients, r x (in + out) per target, all layers
+        from jobs.memory.training import lora_params
+
+        trainable = lora_params(arch, workload.lora_targets, workload.lora_rank)
+    grad_bytes = 2.0 * trainable  # 16-bit gradients
+    if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
+        # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
+        # again in backward (ZeRO-3 / FSDP FULL_SHARD)
+        return frac * (grad_bytes + 2 * 2.0 * arch.params)
+    return 2 * frac * grad_bytes  # ring all-reduce = reduce-scatter + all-gather
+
+
+def scaling_efficiency(
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float
+) -> float:
+    """compute / (compute + exposed communication) for one optimizer step."""
+    if gpus <= 1:
+        return 1.0
+    tokens_per_step = workload.batch_size * workload.sequence_length * gpus
+    compute_s = (
+        training_flops_per_token(arch, workload)
+        * tokens_per_step
+        / (gpu.tflops_for(workload.weight_precision) * 1e12 * mfu * gpus)
+    )
+    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus) / (
+        gpu.link_gbps * 1e9 * LINK_EFFICIENCY
+    )
+    exposed = max(0.0, comm_s - COMM_OVERLAP * compute_s) if comm_s > 0 else 0.0
+    exposed = max(exposed, (1 - COMM_OVERLAP) * comm_s)
+    return compute_s / (compute_s + exposed)
+
+
+def training_runtime(
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int
+) -> RuntimeEstimate:
+    tokens = workload.total_tokens
+    if tokens is None:
+        raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
+    mfu = default_mfu(arch, workload)
+    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu)
+    flops_per_s = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * mfu * scaling
+    tps = flops_per_s / training_flops_per_token(arch, workload)
+    return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
+                           scaling=scaling)
+
+
+@dataclass(frozen=True, slots=True)
+class InferenceMemory:
+    """What the inference runtime needs from the memory model, per GPU."""
+
+    weight_bytes: float  # weights each GPU reads per decode step
+    kv_bytes_per_token: float  # KV cache per token of one sequence, per GPU
+    max_batch: int  # sequences whose KV cache fits in the memory left
+
+
+def inference_runtime(
+    arch: Architecture,
+    workload: WorkloadSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    memory: InferenceMemory,
+) -> RuntimeEstimate:
+    requests = workload.requests or workload.concurrency
+    batch = max(1, min(requests, max(workload.concurrency, memory.max_batch)))
+    prompt, output = workload.prompt_tokens, workload.output_tokens
+    tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
+    peak = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * tp_eff
+    prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
+
+    quantized = workload.weight_precision in ("int8", "int4", "nf4")
+    bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
+    bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
+    mean_context = prompt + output / 2
+    step_bytes = memory.weight_bytes + batch * mean_context * memory.kv_bytes_per_token
+    step_memory_s = step_bytes / bandwidth
+    step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+    step_s = max(step_memory_s, step_compute_s)
+    steps = output * math.ceil(requests / batch)
+    decode_s = steps * step_s
+    total_s = prefill_s + decode_s
+    out_tokens = output * requests
+    tps = out_tokens / total_s if total_s > 0 else 0.0
+    return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
+                           scaling=tp_eff, batch=batch)
+
+
+class EstimateCache:
+    """Memory estimates of one job by (GPU count, concurrency), computed once each.
+
+    The estimate does not depend on the GPU model, so planning a job over every model
+    and count needs at most one estimate per count. Lives for one planning call.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, int | None], MemoryEstimate] = {}
+
+    def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec,
+            concurrency: int | None = None) -> MemoryEstimate:
+        from jobs.memory import estimate_memory
+
+        key = (gpus, concurrency)
+        if key not in self._cache:
+            w = workload if concurrency is None else workload.model_copy(
+                update={"concurrency": concurrency, "batch_size": 1})
+            self._cache[key] = estimate_memory(arch, w, gpus)
+        return self._cache[key]
+
+
+def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                     estimates: EstimateCache | None = None) -> InferenceMemory:
+    """Weights read per step, KV bytes per token and the batch that fits, per GPU.
+
+    The batch comes from the memory model itself: its estimate is linear in the number
+    of concurrent sequences, so two evaluations give the fixed part and the per-sequence
+    slope; the usable memory left over (fit headroom included) sets the batch.
+    """
+    from jobs.memory.inference import KV_BYTES, kv_cache_bytes
+    from jobs.memory.weights import compute_bytes
+    from policies.fit import GIB, usable_gib
+
+    cache = estimates or EstimateCache()
+    est1 = cache.get(gpus, arch, workload, 1)
+    m1 = est1.total_bytes
+    slope = max(cache.get(gpus, arch, workload, 2).total_bytes - m1, 1)
+    free = usable_gib(gpu) * GIB - m1
+    max_batch = 1 + int(free // slope) if free >= 0 else 0
+    kv_b = (KV_BYTES[workload.kv_cache_dtype] if workload.kv_cache_dtype
+            else compute_bytes(workload.weight_precision))
+    return InferenceMemory(
+        weight_bytes=float(est1.components["weights"]),
+        kv_bytes_per_token=kv_cache_bytes(arch, 1, 1, kv_b, gpus),
+        max_batch=max(max_batch, 1),
+    )
+
+
+def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                     estimates: EstimateCache | None = None) -> RuntimeEstimate:
+    """Hours and throughput of the whole job on ``gpus`` x ``gpu``."""
+    if workload.type == "finetune":
+        return training_runtime(arch, workload, gpu, gpus)
+    return inference_runtime(arch, workload, gpu, gpus,
+                             inference_memory(arch, workload, gpu, gpus, estimates))
