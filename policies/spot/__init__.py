@@ -1,0 +1,1 @@
+"""Spot / on-demand / wait decisions under a deadline, and the trace replay that judges them."""

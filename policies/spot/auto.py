@@ -1,0 +1,113 @@
+"""``auto``: gpuopt's deadline-aware spot / on-demand policy.
+
+Every action is first filtered by the exact safety net of ``slack``: after it, the job
+must still be able to finish on on-demand if spot vanished at the next tick (no tick
+rounding, no extra 2d margin as in the published rules). Among the safe actions:
+
+1. Spot is used whenever it is there and safe; a running spot is kept until it is
+   preempted; a preempted job moves to another location where spot is available (the
+   held one first, then the cheapest, then the one whose spells -- learned from the
+   history -- last longest).
+2. Slack (time to spare) is spent along the uniform-progress line: with no spot, the
+   job idles while its slack is above the line that spends the initial slack evenly
+   up to the deadline, and otherwise buys on-demand.
+3. On on-demand, it moves back to spot when ahead of that line (the published
+   hysteresis) or when the expected rest of the spot spell -- learned online from the
+   spells seen so far, with a weak log-uniform prior -- saves more than the two
+   restarts it risks (one now, one back to on-demand when preempted) cost in money
+   and in slack.
+
+No constant here is fitted to any trace: the only inputs are the observation, the
+learned history and the prior in ``estimates``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policies.spot import estimates as est
+from policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
+from policies.spot.slack import is_safe
+
+DONE_EPS_S = 1e-3
+
+
+def _spot_choices(obs: Observation) -> list[Hold]:
+    """Available spot locations, best first: the one held, then cheapest, then the one
+    whose spells (learned) last longest."""
+    held = obs.holding.location if obs.holding.is_spot else None
+    horizon = max(obs.time_left_s, obs.tick_s)
+    ranked = []
+    for i, ok in enumerate(obs.spot_available):
+        if not ok:
+            continue
+        loc = obs.history.locations[i]
+        spell = est.expected_remaining_s(loc.spells, loc.run_s, horizon)
+        ranked.append((i != held, obs.spot_prices[i], -spell, i))
+    ranked.sort()
+    return [spot(r[3]) for r in ranked]
+
+
+@dataclass(frozen=True, slots=True)
+class AutoPolicy:
+    name: str = "auto"
+
+    def decide(self, obs: Observation) -> Hold:
+        if obs.work_left_s <= DONE_EPS_S:
+            return NOTHING
+        held = obs.holding
+        choices = [h for h in _spot_choices(obs) if is_safe(obs, h)]
+        if choices:
+            best = choices[0]
+            if held.kind is not Kind.ON_DEMAND:
+                return best
+            d = obs.restart_overhead_s
+            if self._ahead_s(obs, 2 * d) >= 0 or self._worth_hopping(obs, best):
+                return best
+            return ON_DEMAND
+        # No spot we can safely take.
+        if not is_safe(obs, NOTHING):
+            return ON_DEMAND
+        if held.kind is Kind.ON_DEMAND:
+            return ON_DEMAND
+        if self._ahead_s(obs, 0.0) >= 0:
+            return NOTHING
+        return ON_DEMAND
+
+    @staticmethod
+    def _ahead_s(obs: Observation, lookahead_s: float) -> float:
+        """Slack above the uniform spending line at ``elapsed + lookahead``."""
+        slack = obs.time_left_s - obs.work_left_s
+        reserve = (obs.deadline_s - obs.task_s) * (obs.time_left_s - lookahead_s) / obs.deadline_s
+        return slack - reserve
+
+    # -- estimates -------------------------------------------------------------------
+
+    @staticmethod
+    def _availability(obs: Observation) -> float:
+        return est.availability(obs.history.anywhere)
+
+    def _slack_value_per_s(self, obs: Observation) -> float:
+        """USD one second of slack is worth at the end: the chance it is spent on spot
+        instead of on-demand, times the discount."""
+        p = self._availability(obs)
+        od = float(obs.on_demand_price)
+        sp = float(min(obs.spot_prices))
+        return p * max(od - sp, 0.0) / 3600.0
+
+    def _worth_hopping(self, obs: Observation, target: Hold) -> bool:
+        """From on-demand to spot: expected saving over the spell beats the restarts."""
+        assert target.location is not None
+        loc = obs.history.locations[target.location]
+        horizon = obs.time_left_s
+        spell = est.expected_remaining_s(loc.spells, loc.run_s - obs.tick_s, horizon)
+        od = float(obs.on_demand_price) / 3600.0
+        sp = float(obs.spot_prices[target.location]) / 3600.0
+        lam = self._slack_value_per_s(obs)
+        d = obs.restart_overhead_s
+        covered = min(spell, obs.work_left_s + d)
+        finishes = spell >= obs.work_left_s + d
+        restarts = 1 if finishes else 2
+        gain = (od - sp) * covered
+        cost = restarts * d * (od + lam)
+        return gain > cost

@@ -1,0 +1,149 @@
+"""The trace replay: the fixed simulation model of `gpuopt simulate` (pure, no I/O).
+
+Model (issue 5, kept exactly so results compare with "Can't Be Late", NSDI '24):
+
+- time runs in ticks of ``gap_s``; ``trace[t] == 0`` means spot can be had during tick t;
+- at tick t the policy first observes: if it held spot during tick t-1 and
+  ``trace[t] == 1``, that spot is gone (a preemption); the work of tick t-1 still counts;
+- then it requests what to hold during tick t; spot where ``trace[t] == 1`` is an error;
+- requesting something other than nothing that differs from what is held starts a
+  restart overhead: the next ``restart_overhead_s`` seconds of held time do no work;
+- a held tick is billed in full at its hourly price x gap / 3600 and adds ``gap`` minus
+  the overhead still to run (not below 0) seconds of work;
+- the job ends at the moment its work reaches the task duration, and met its deadline if
+  that moment is no later than the deadline.
+
+Ticks past the end of a trace count as "spot unavailable".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from policies.spot.history import AvailabilityHistory
+from policies.spot.model import NOTHING, Hold, Kind, Observation, SpotPolicy
+
+
+class SimulationError(Exception):
+    """The policy broke the model (spot where none is available, or never finishing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One replay: traces (one per location), the job, prices, and where to start."""
+
+    traces: tuple[Sequence[int], ...]
+    gap_s: float
+    task_s: float
+    deadline_s: float
+    restart_overhead_s: float
+    spot_prices: tuple[Decimal, ...]
+    on_demand_price: Decimal
+    start_tick: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.traces:
+            raise ValueError("at least one trace is needed")
+        if len(self.spot_prices) != len(self.traces):
+            raise ValueError("one spot price per trace is needed")
+        if self.gap_s <= 0 or self.task_s <= 0 or self.restart_overhead_s < 0:
+            raise ValueError("gap and task must be > 0, restart overhead >= 0")
+
+    @property
+    def deadline_ticks(self) -> int:
+        return math.ceil(self.deadline_s / self.gap_s)
+
+    def available(self, tick: int) -> tuple[bool, ...]:
+        i = self.start_tick + tick
+        return tuple(i < len(tr) and tr[i] == 0 for tr in self.traces)
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    cost: Decimal  # USD
+    finish_s: float
+    met_deadline: bool
+    preemptions: int
+    decisions: tuple[Hold, ...]
+
+    def labels(self, locations: int) -> list[str]:
+        return [d.label(locations) for d in self.decisions]
+
+
+def price_of(hold: Hold, sc: Scenario) -> Decimal:
+    if hold.kind is Kind.ON_DEMAND:
+        return sc.on_demand_price
+    assert hold.location is not None
+    return sc.spot_prices[hold.location]
+
+
+def simulate(sc: Scenario, policy: SpotPolicy) -> SimResult:
+    gap = sc.gap_s
+    gap_dec = Decimal(repr(gap))
+    # A policy that has not finished long after the deadline is broken, not just late.
+    max_ticks = sc.deadline_ticks + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / gap) + 2
+    history = AvailabilityHistory.empty(len(sc.traces))
+    holding: Hold = NOTHING
+    overhead_left = 0.0
+    work = 0.0
+    billed = Decimal(0)  # sum of price x seconds; divided by 3600 once at the end
+    preemptions = 0
+    decisions: list[Hold] = []
+    for t in range(max_ticks):
+        avail = sc.available(t)
+        if holding.is_spot and not avail[holding.location or 0]:
+            holding, overhead_left = NOTHING, 0.0
+            preemptions += 1
+        history = history.observe(avail, gap)
+        obs = Observation(
+            elapsed_s=t * gap,
+            deadline_s=sc.deadline_s,
+            task_s=sc.task_s,
+            work_done_s=work,
+            restart_overhead_s=sc.restart_overhead_s,
+            overhead_left_s=overhead_left,
+            holding=holding,
+            spot_available=avail,
+            spot_prices=sc.spot_prices,
+            on_demand_price=sc.on_demand_price,
+            tick_s=gap,
+            history=history,
+        )
+        want = policy.decide(obs)
+        if want.is_spot:
+            loc = want.location if want.location is not None else -1
+            if not 0 <= loc < len(avail):
+                raise SimulationError(f"tick {t}: {policy.name} chose unknown location {loc}")
+            if not avail[loc]:
+                raise SimulationError(
+                    f"tick {t}: policy {policy.name} requested spot in location {loc}, "
+                    "where the trace says it cannot be had"
+                )
+        decisions.append(want)
+        if want.kind is Kind.NONE:
+            holding, overhead_left = NOTHING, 0.0
+            continue
+        if want != holding:
+            overhead_left = sc.restart_overhead_s
+        holding = want
+        billed += price_of(holding, sc) * gap_dec
+        spent = min(gap, overhead_left)
+        overhead_left -= spent
+        gain = gap - spent
+        if work + gain >= sc.task_s:
+            finish = t * gap + spent + (sc.task_s - work)
+            return SimResult(
+                cost=billed / 3600,
+                finish_s=finish,
+                met_deadline=finish <= sc.deadline_s,
+                preemptions=preemptions,
+                decisions=tuple(decisions),
+            )
+        work += gain
+    raise SimulationError(
+        f"policy {policy.name} did not finish within {max_ticks} ticks "
+        f"({max_ticks * gap / 3600:.1f} h)"
+    )

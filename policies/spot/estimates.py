@@ -1,0 +1,67 @@
+"""Estimates read from an :class:`AvailabilityHistory`, with a weak, scale-free prior.
+
+Run lengths are modelled by their bucket histogram (see ``history``): each bucket's
+mass sits at its geometric middle, capped at the horizon that matters (the time left
+to the deadline). The prior adds one pseudo-run spread evenly over the buckets below
+that horizon (log-uniform from a minute up to it), so a fresh history says "no idea"
+and a few observed runs dominate quickly. Nothing here knows any particular trace.
+"""
+
+from __future__ import annotations
+
+import math
+
+from policies.spot.history import BUCKETS, LocationHistory, RunStats, bucket_bounds
+
+PRIOR_RUNS = 1.0
+PRIOR_AVAILABILITY = 0.5
+PRIOR_AVAILABILITY_WEIGHT_S = 3600.0  # one hour of pseudo-observation at 50 %
+
+
+def _points() -> tuple[float, ...]:
+    pts = []
+    for i in range(BUCKETS):
+        lo, hi = bucket_bounds(i)
+        pts.append(hi / 2 if i == 0 else math.sqrt(lo * hi))
+    return tuple(pts)
+
+
+POINTS = _points()
+
+
+def length_distribution(stats: RunStats, horizon_s: float) -> list[tuple[float, float]]:
+    """[(length_s, weight)] including the prior; lengths capped at ``horizon_s``."""
+    n_prior = sum(1 for i in range(BUCKETS) if bucket_bounds(i)[0] < horizon_s) or 1
+    prior = PRIOR_RUNS / n_prior
+    out = []
+    for i in range(BUCKETS):
+        w = stats.buckets[i] + (prior if bucket_bounds(i)[0] < horizon_s else 0.0)
+        if w > 0:
+            out.append((min(POINTS[i], horizon_s), w))
+    return out
+
+
+def remaining_distribution(
+    stats: RunStats, age_s: float, horizon_s: float
+) -> list[tuple[float, float]]:
+    """Distribution of how much longer a run lasts, given it has lasted ``age_s``.
+
+    Runs already shorter than their age are dropped; if none remain, the run is assumed
+    to last as long again as it already has (scale-free fallback).
+    """
+    dist = [(x - age_s, w) for x, w in length_distribution(stats, horizon_s + age_s) if x > age_s]
+    total = sum(w for _, w in dist)
+    if total <= 0:
+        return [(min(max(age_s, POINTS[0]), horizon_s), 1.0)]
+    return [(min(x, horizon_s), w / total) for x, w in dist]
+
+
+def expected_remaining_s(stats: RunStats, age_s: float, horizon_s: float) -> float:
+    return sum(x * w for x, w in remaining_distribution(stats, age_s, horizon_s))
+
+
+def availability(loc: LocationHistory) -> float:
+    w = PRIOR_AVAILABILITY_WEIGHT_S
+    return (loc.available_s + PRIOR_AVAILABILITY * w) / (loc.observed_s + w)
+
+

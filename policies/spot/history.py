@@ -1,0 +1,114 @@
+"""Availability seen so far, kept in a compact form that is updated in O(1) per observation.
+
+A long-running daemon calls :meth:`AvailabilityHistory.observe` once per tick; the state
+never grows with time: per location it keeps the current run (available or not, and
+for how long) and, for completed runs of each kind, a count, a total and a histogram
+of lengths over fixed geometric buckets. Policies read distributions from it (how long
+outages last, how long spot stays up) without re-scanning the past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+# Bucket i (i >= 1) holds run lengths in [EDGE0 * 2**(i-1), EDGE0 * 2**i); bucket 0 holds
+# runs shorter than EDGE0. 16 buckets span one minute to ~1.1 years.
+EDGE0_S = 60.0
+BUCKETS = 16
+
+
+def bucket_of(length_s: float) -> int:
+    if length_s < EDGE0_S:
+        return 0
+    i = 1
+    edge = EDGE0_S * 2
+    while length_s >= edge and i < BUCKETS - 1:
+        i += 1
+        edge *= 2
+    return i
+
+
+def bucket_bounds(i: int) -> tuple[float, float]:
+    """[low, high) of bucket i in seconds (the last bucket is open-ended; high is doubled)."""
+    if i == 0:
+        return 0.0, EDGE0_S
+    return EDGE0_S * 2 ** (i - 1), EDGE0_S * 2**i
+
+
+@dataclass(frozen=True, slots=True)
+class RunStats:
+    """Completed runs of one kind (outages, or spells of availability) in one location."""
+
+    count: int = 0
+    total_s: float = 0.0
+    buckets: tuple[int, ...] = (0,) * BUCKETS
+
+    def add(self, length_s: float) -> RunStats:
+        b = list(self.buckets)
+        b[bucket_of(length_s)] += 1
+        return RunStats(self.count + 1, self.total_s + length_s, tuple(b))
+
+    @property
+    def mean_s(self) -> float | None:
+        return self.total_s / self.count if self.count else None
+
+
+@dataclass(frozen=True, slots=True)
+class LocationHistory:
+    available: bool | None = None  # at the last observation; None before the first
+    run_s: float = 0.0  # length of the current run so far (including the last tick)
+    observed_s: float = 0.0
+    available_s: float = 0.0
+    outages: RunStats = field(default_factory=RunStats)
+    spells: RunStats = field(default_factory=RunStats)  # runs of availability
+
+    def observe(self, available: bool, tick_s: float) -> LocationHistory:
+        avail_s = self.available_s + (tick_s if available else 0.0)
+        if self.available is None or self.available == available:
+            return LocationHistory(
+                available,
+                self.run_s + tick_s,
+                self.observed_s + tick_s,
+                avail_s,
+                self.outages,
+                self.spells,
+            )
+        # The current run ended: record it with the runs of its kind.
+        outages, spells = self.outages, self.spells
+        if self.available:
+            spells = spells.add(self.run_s)
+        else:
+            outages = outages.add(self.run_s)
+        return LocationHistory(
+            available, tick_s, self.observed_s + tick_s, avail_s, outages, spells
+        )
+
+    @property
+    def availability(self) -> float | None:
+        return self.available_s / self.observed_s if self.observed_s else None
+
+
+@dataclass(frozen=True, slots=True)
+class AvailabilityHistory:
+    """Per-location histories plus ``anywhere``: spot available in at least one location."""
+
+    locations: tuple[LocationHistory, ...] = ()
+    anywhere: LocationHistory = field(default_factory=LocationHistory)
+
+    @classmethod
+    def empty(cls, locations: int) -> AvailabilityHistory:
+        return cls(tuple(LocationHistory() for _ in range(locations)))
+
+    def observe(self, available: Sequence[bool], tick_s: float) -> AvailabilityHistory:
+        if len(available) != len(self.locations):
+            raise ValueError(
+                f"expected availability for {len(self.locations)} locations, got {len(available)}"
+            )
+        return AvailabilityHistory(
+            tuple(
+                loc.observe(bool(a), tick_s)
+                for loc, a in zip(self.locations, available, strict=True)
+            ),
+            self.anywhere.observe(any(available), tick_s),
+        )

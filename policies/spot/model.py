@@ -1,0 +1,96 @@
+"""What a spot policy is told and what it answers, in general terms.
+
+The same types serve the simulator (`gpuopt simulate`) and the daemon's reconcile
+loop: a policy is handed an :class:`Observation` and returns a :class:`Hold` saying
+what to hold during the next decision interval. Times are seconds since the job
+started; prices are USD per hour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Protocol
+
+from policies.spot.history import AvailabilityHistory
+
+
+class Kind(StrEnum):
+    NONE = "none"
+    SPOT = "spot"
+    ON_DEMAND = "on-demand"
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What is held (or requested) during one interval: nothing, spot in a location, on-demand."""
+
+    kind: Kind
+    location: int | None = None  # index of the candidate location, for spot only
+
+    def __post_init__(self) -> None:
+        if (self.kind is Kind.SPOT) != (self.location is not None):
+            raise ValueError("a spot hold needs a location; other holds have none")
+
+    @property
+    def is_spot(self) -> bool:
+        return self.kind is Kind.SPOT
+
+    def label(self, locations: int = 1) -> str:
+        """'none' | 'on-demand' | 'spot', or 'spot:<index>' when there are several locations."""
+        if self.kind is Kind.SPOT and locations > 1:
+            return f"spot:{self.location}"
+        return self.kind.value
+
+
+NOTHING = Hold(Kind.NONE)
+ON_DEMAND = Hold(Kind.ON_DEMAND)
+
+
+def spot(location: int = 0) -> Hold:
+    return Hold(Kind.SPOT, location)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything a policy may use for one decision (nothing else: no clock, no I/O).
+
+    ``overhead_left_s`` is the restart overhead still to run on what is held now (0 when
+    nothing is held). ``spot_available[i]`` says whether spot can be had now in location
+    i; ``history`` already includes this observation.
+    """
+
+    elapsed_s: float
+    deadline_s: float
+    task_s: float
+    work_done_s: float
+    restart_overhead_s: float
+    overhead_left_s: float
+    holding: Hold
+    spot_available: tuple[bool, ...]
+    spot_prices: tuple[Decimal, ...]
+    on_demand_price: Decimal
+    tick_s: float
+    history: AvailabilityHistory
+
+    @property
+    def work_left_s(self) -> float:
+        return max(0.0, self.task_s - self.work_done_s)
+
+    @property
+    def time_left_s(self) -> float:
+        return self.deadline_s - self.elapsed_s
+
+    @property
+    def locations(self) -> int:
+        return len(self.spot_available)
+
+
+class SpotPolicy(Protocol):
+    """A named decision rule. ``decide`` must be a pure function of the observation."""
+
+    @property
+    def name(self) -> str: ...
+
+    def decide(self, obs: Observation) -> Hold: ...

@@ -1,0 +1,28 @@
+"""The named spot policies, in one place (the CLI, the sweep and the daemon read it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import MappingProxyType
+
+from policies.spot.auto import AutoPolicy
+from policies.spot.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
+from policies.spot.model import SpotPolicy
+
+POLICIES: MappingProxyType[str, Callable[[], SpotPolicy]] = MappingProxyType(
+    {
+        "auto": AutoPolicy,
+        "on-demand": OnDemandPolicy,
+        "greedy": GreedyPolicy,
+        "uniform-progress": UniformProgressPolicy,
+    }
+)
+DEFAULT_POLICY = "auto"
+
+
+def get_policy(name: str) -> SpotPolicy:
+    try:
+        return POLICIES[name]()
+    except KeyError:
+        known = ", ".join(POLICIES)
+        raise KeyError(f"unknown spot policy {name!r}; known: {known}") from None
