@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 DAILY = "daily-spend"
 VERSUS = "vs-on-demand"
+# Titles are the HTML headings and the images' alt text (not drawn inside the images).
 CHART_TITLES = {
     DAILY: "Daily spend by cloud",
     VERSUS: "Spend against its on-demand equivalent",
@@ -58,7 +59,7 @@ def _style(ax: Any) -> None:
         ax.spines[side].set_visible(False)
     ax.spines["left"].set_color("#999999")
     ax.spines["bottom"].set_color("#999999")
-    ax.tick_params(colors="#333333", labelsize=8)
+    ax.tick_params(colors="#333333", labelsize=9)
     ax.set_axisbelow(True)
 
 
@@ -83,18 +84,18 @@ def daily_spend_png(report: WeeklyReport) -> bytes:
     for xi, d in zip(x, report.daily, strict=True):
         if d.total > 0:
             ax.annotate(usd(d.total).split(".")[0], (xi, float(d.total)), ha="center",
-                        va="bottom", fontsize=7, color="#333333", xytext=(0, 2),
+                        va="bottom", fontsize=8, color="#333333", xytext=(0, 2),
                         textcoords="offset points")
     ax.set_xticks(x, days)
     ax.set_ylim(0, top * 1.15 if top > 0 else 1)
-    ax.set_ylabel("Spend (USD)", fontsize=8, color="#333333")
-    ax.set_xlabel(f"Day ({report.timezone})", fontsize=8, color="#333333")
+    ax.set_ylabel("Spend (USD)", fontsize=9, color="#333333")
+    ax.set_xlabel(f"Day ({report.timezone})", fontsize=9, color="#333333")
     ax.grid(axis="y", color="#e5e5e5", linewidth=0.8)
     _dollars(ax, "y")
     _style(ax)
     if report.clouds:
-        ax.legend(frameon=False, fontsize=8, ncols=len(report.clouds), loc="upper left")
-    ax.set_title(CHART_TITLES[DAILY], fontsize=10, loc="left", color="#222222")
+        ax.legend(frameon=False, fontsize=9, ncols=len(report.clouds), loc="lower left",
+                  bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
     return _png(fig)
 
 
@@ -113,14 +114,14 @@ def versus_on_demand_png(report: WeeklyReport) -> bytes:
     for yi, (_, paid, od) in zip(y, rows, strict=True):
         saved = pct(percent(od - paid, od))
         ax.annotate(f"{usd(paid).split('.')[0]}  (saved {saved})", (float(paid), yi - h / 2),
-                    va="center", fontsize=7, xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=8, xytext=(3, 0), textcoords="offset points",
                     color="#333333")
-    ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
+    ax.set_yticks(y, [r[0] for r in rows], fontsize=9)
     ax.set_xlim(0, top * 1.3 if top > 0 else 1)
-    ax.set_xlabel("USD this week", fontsize=8, color="#333333")
+    ax.set_xlabel("USD this week", fontsize=9, color="#333333")
     ax.grid(axis="x", color="#e5e5e5", linewidth=0.8)
     _dollars(ax, "x")
     _style(ax)
-    ax.legend(frameon=False, fontsize=8, loc="lower right")
-    ax.set_title(CHART_TITLES[VERSUS], fontsize=10, loc="left", color="#222222")
+    ax.legend(frameon=False, fontsize=9, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0),
+              borderaxespad=0.2)
     return _png(fig)

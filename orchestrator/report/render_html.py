@@ -9,6 +9,7 @@ relative file name for the copy saved to disk. Every value is escaped.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from html import escape
 from zoneinfo import ZoneInfo
 
@@ -17,6 +18,7 @@ from orchestrator.report.fmt import hours, label, pct, signed_usd, usd
 from orchestrator.report.model import JobLine, SpendLine, WeeklyReport
 
 WIDTH = 640
+MAX_ROWS = 10  # longer job lists end with an "N more" row (the text part lists them all)
 _FONT = "font-family:Helvetica,Arial,sans-serif;"
 _TD = f"{_FONT}font-size:13px;color:#222222;padding:5px 8px;border-bottom:1px solid #e6e8eb;"
 _TH = (
@@ -35,8 +37,8 @@ def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
     body = [
         _header(report, f"{first:%a %d %b %Y} to {last:%a %d %b %Y} ({report.timezone})"),
         _kpis(report),
-        _section("Daily spend", _image(image_src, DAILY)),
-        _section("Spend against on-demand", _image(image_src, VERSUS)),
+        _section(CHART_TITLES[DAILY], _image(image_src, DAILY)),
+        _section(CHART_TITLES[VERSUS], _image(image_src, VERSUS)),
         _section("Five most expensive jobs", _jobs_table(report.top_jobs)),
         _section("Spend by cloud", _spend_table(report.by_cloud)),
         _section("Spend by GPU", _spend_table(report.by_gpu)),
@@ -50,7 +52,10 @@ def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
         ("running", "Jobs still running"),
     ):
         jobs = report.jobs_in(state)
-        body.append(_section(f"{title} ({len(jobs)})", _jobs_table(jobs)))
+        cost = usd(sum((j.week_cost for j in jobs), Decimal(0)))
+        body.append(
+            _section(f"{title} ({len(jobs)}, {cost} this week)", _jobs_table(jobs, MAX_ROWS))
+        )
     body.append(_section("Budget burn per job", _job_budgets(report)))
     if report.team_budgets:
         body.append(_section("Weekly budget burn per team", _team_budgets(report)))
@@ -142,7 +147,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int
         "<tr>"
         + "".join(
             f'<td align="{align(i)}" style="{_TD}text-align:{align(i)};'
-            f'{"white-space:nowrap;" if i in right else ""}">{escape(c)}</td>'
+            f'{"white-space:nowrap;" if i > 0 else ""}">{escape(c)}</td>'
             for i, c in enumerate(row)
         )
         + "</tr>"
@@ -166,16 +171,17 @@ def _spend_table(lines: Sequence[SpendLine]) -> str:
     )
 
 
-def _jobs_table(jobs: Sequence[JobLine]) -> str:
-    return _table(
-        ["Job", "Owner", "Team", "State", "This week", "To date"],
-        [
-            [j.name, label(j.owner), label(j.team), j.state, usd(j.week_cost),
-             usd(j.cost_to_date)]
-            for j in jobs
-        ],
-        right={4, 5},
-    )
+def _jobs_table(jobs: Sequence[JobLine], limit: int | None = None) -> str:
+    shown = jobs if limit is None else jobs[:limit]
+    rows = [
+        [j.name, label(j.owner), label(j.team), j.state, usd(j.week_cost), usd(j.cost_to_date)]
+        for j in shown
+    ]
+    rest = jobs[len(shown):]
+    if rest:
+        rest_cost = usd(sum((j.week_cost for j in rest), Decimal(0)))
+        rows.append([f"... {len(rest)} more", "", "", "", rest_cost, ""])
+    return _table(["Job", "Owner", "Team", "State", "This week", "To date"], rows, right={4, 5})
 
 
 def _job_budgets(report: WeeklyReport) -> str:
@@ -184,11 +190,15 @@ def _job_budgets(report: WeeklyReport) -> str:
         [
             [j.name, usd(j.budget), usd(j.cost_to_date), pct(j.budget_burn_pct),
              usd(j.budget - j.cost_to_date)]
-            for j in report.jobs_with_budget
+            for j in sorted(report.jobs_with_budget, key=_burn, reverse=True)
             if j.budget is not None
         ],
         right={1, 2, 3, 4},
     )
+
+
+def _burn(job: JobLine) -> Decimal:
+    return job.budget_burn_pct if job.budget_burn_pct is not None else Decimal(0)
 
 
 def _team_budgets(report: WeeklyReport) -> str:

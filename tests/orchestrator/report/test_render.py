@@ -108,3 +108,44 @@ def test_an_empty_week_renders() -> None:
     assert "$0.00" in render_text(r)
     assert json.loads(render_json(r))["summary"]["savings_pct"] is None
     assert all(p.startswith(PNG_MAGIC) for p in render_charts(r).values())
+
+
+def test_long_job_lists_end_with_a_more_row_in_html() -> None:
+    extra = [
+        attempt(job_id=f"x{i:02d}", job_name=f"x{i:02d}", owner="erin", team="nlp", cloud="aws",
+                region="us-east-1", instance_type="g5.xlarge", gpu="A10G", gpu_count=1,
+                market="on-demand", price_per_hour=Decimal(1), started_at=t(24, 0),
+                ended_at=t(24, 1), end_reason="succeeded")
+        for i in range(12)
+    ]
+    attempts, jobs = ledger()
+    r = build_report(attempts + extra, jobs, IsoWeek(2026, 48), ZoneInfo("UTC"), as_of=AS_OF)
+    assert len(r.jobs_in("finished")) == 14
+    html = render_html(r, {DAILY: "d.png", VERSUS: "v.png"})
+    # 14 finished jobs: j1, j5, x00..x07, then "4 more" (x08..x11, $1 each); text lists all.
+    assert "... 4 more" in html and "Jobs finished (14, $726.67 this week)" in html
+    assert "x07" in html and "x08" not in html and "x11" in render_text(r)
+
+
+def test_invariants_on_the_sample_ledger() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "docs" / "make_sample_report.py"
+    spec = importlib.util.spec_from_file_location("make_sample_report", script)
+    assert spec is not None and spec.loader is not None
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    attempts, jobs = sample.synthetic_ledger()
+    tz = sample.TZ
+    r = build_report(attempts, jobs, sample.WEEK, tz, as_of=sample.WEEK.bounds(tz)[1])
+    total = r.summary.total
+    assert total > 0
+    for lines in (r.by_cloud, r.by_gpu, r.by_market, r.by_owner, r.by_team):
+        assert sum((ln.cost for ln in lines), Decimal(0)) == total
+        assert sum((ln.on_demand for ln in lines), Decimal(0)) == r.summary.on_demand
+    assert sum((d.total for d in r.daily), Decimal(0)) == total
+    assert sum((j.week_cost for j in r.jobs), Decimal(0)) == total
+    start, end = sample.WEEK.bounds(tz)
+    assert total == sum((a.cost_between(start, end) for a in attempts), Decimal(0))
+    assert r.summary.savings >= 0
