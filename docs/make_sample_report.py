@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -61,7 +61,7 @@ def synthetic_ledger(seed: int = 11) -> tuple[list[AttemptRecord], list[JobRecor
             market = "spot" if rng.random() < 0.72 else "on-demand"
             price = Decimal(spot if market == "spot" else od)
             run = remaining
-            reason = "succeeded"
+            reason: str | None = "succeeded"
             wasted = 0.0
             if market == "spot" and rng.random() < 0.35:
                 run = remaining * rng.uniform(0.2, 0.8)
@@ -69,8 +69,8 @@ def synthetic_ledger(seed: int = 11) -> tuple[list[AttemptRecord], list[JobRecor
                 wasted = rng.uniform(600, 3600)
             elif rng.random() < 0.06:
                 reason = "failed"
-            end = t + run
-            if end > as_of:
+            end: datetime | None = t + run
+            if end is not None and end > as_of:
                 end, reason = None, None  # still running when the ledger is read
             attempts.append(AttemptRecord(
                 job_id=job_id, job_name=name, owner=owner, team=team, attempt=attempt_no,
