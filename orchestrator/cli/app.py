@@ -21,7 +21,7 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
-        rich_markup_mode="rich",
+        rich_markup_mode=None,  # plain click help: --help answers in ~0.1 s, not ~0.3 s
     )
 
     @app.callback()
