@@ -66,4 +66,5 @@ class PriceChange(SQLModel, table=True):
 
 def import_all_tables() -> None:
     """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
-    # Later table modules: add their import here, e.g. `from orchestrator.store import jobs`.
+    # Later table modules: add their import here.
+    from orchestrator.store import jobs_tables  # noqa: F401

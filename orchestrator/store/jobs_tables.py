@@ -1,0 +1,99 @@
+"""Job tables: ``jobs`` (one row per submitted job), ``attempts`` (one row per launch) and
+``job_events`` (an append-only log of what the reconcile did, for ``gpuopt status``).
+
+Every attempt row is inserted and committed *before* its launch under the deterministic
+cluster name ``cluster_name_for(job_id, number)``; ``UNIQUE (job_id, number)`` is the last
+guard that keeps two reconcile loops from launching the same attempt twice. Money is
+integer micro-dollars (USD x 1e6); times are aware UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Column, ForeignKey, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from orchestrator.store.types import UTCDateTime
+
+JOB_STATUSES = ("queued", "launching", "running", "preempted", "succeeded", "failed", "cancelled")
+LIVE_JOB_STATUSES = ("queued", "launching", "running", "preempted")
+ATTEMPT_STATUSES = ("launching", "running", "ended")
+END_REASONS = ("succeeded", "failed", "preempted", "cancelled")
+
+
+class JobRow(SQLModel, table=True):
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_status", "status"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    name: str = Field(max_length=128)
+    owner: str | None = Field(default=None, max_length=128)
+    team: str | None = Field(default=None, max_length=128)
+    status: str = Field(default="queued", max_length=16)
+    spec_yaml: str = Field(sa_type=Text)
+    spec_path: str | None = Field(default=None, max_length=1024)
+    submitted_at: datetime = Field(sa_type=UTCDateTime)
+    deadline_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    budget_micros: int | None = Field(default=None, sa_type=BigInteger)
+    plan_json: str = Field(sa_type=Text)
+    executor: str = Field(max_length=16)
+    restarts_used: int = 0  # retries after program failures (max_restarts_on_errors)
+    cancel_requested: bool = False
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    exit_code: int | None = None
+    last_error: str | None = Field(default=None, sa_type=Text)
+
+
+class AttemptRow(SQLModel, table=True):
+    __tablename__ = "attempts"
+    __table_args__ = (
+        UniqueConstraint("job_id", "number", name="uq_attempts_job_number"),
+        UniqueConstraint("cluster_name", name="uq_attempts_cluster_name"),
+        Index("ix_attempts_status", "status"),
+        Index("ix_attempts_started_at", "started_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(
+        sa_column=Column(ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False)
+    )
+    number: int
+    cluster_name: str = Field(max_length=64)
+    cloud: str = Field(max_length=16)
+    region: str = Field(default="", max_length=64)
+    zone: str | None = Field(default=None, max_length=64)
+    instance_type: str = Field(default="", max_length=64)
+    gpu: str = Field(default="", max_length=32)
+    gpu_count: int = 0
+    market: str = Field(max_length=16)
+    price_per_hour_micros: int = Field(sa_type=BigInteger)
+    on_demand_price_per_hour_micros: int | None = Field(default=None, sa_type=BigInteger)
+    status: str = Field(default="launching", max_length=16)  # launching | running | ended
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    started_at: datetime = Field(sa_type=UTCDateTime)  # held from here (launch request)
+    ended_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    end_reason: str | None = Field(default=None, max_length=16)
+    exit_code: int | None = None
+    cost_micros: int | None = Field(default=None, sa_type=BigInteger)
+    wasted_seconds: float | None = None
+    progress_step: int | None = None
+    progress_total: int | None = None
+    first_progress_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_progress_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_log_lines: str | None = Field(default=None, sa_type=Text)
+    detail: str | None = Field(default=None, sa_type=Text)
+
+
+class JobEventRow(SQLModel, table=True):
+    __tablename__ = "job_events"
+    __table_args__ = (Index("ix_job_events_job", "job_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(
+        sa_column=Column(ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False)
+    )
+    at: datetime = Field(sa_type=UTCDateTime)
+    kind: str = Field(max_length=32)
+    message: str = Field(sa_type=Text)
