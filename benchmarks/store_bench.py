@@ -31,14 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import insert, text, update  # noqa: E402
+from sqlalchemy import insert, text, update
 
-from orchestrator.store import open_store  # noqa: E402
-from orchestrator.store.prices import latest_offers, price_history, record_offers  # noqa: E402
-from orchestrator.store.tables import OfferSeries, PriceChange  # noqa: E402
-from providers.offer import Market, Offer  # noqa: E402
-from providers.offer_filter import OfferFilter  # noqa: E402
-from providers.snapshot import load_snapshot  # noqa: E402
+from orchestrator.store import open_store
+from orchestrator.store.prices import latest_offers, price_history, record_offers
+from orchestrator.store.tables import OfferSeries, PriceChange
+from providers.offer import Market, Offer
+from providers.offer_filter import OfferFilter
+from providers.snapshot import load_snapshot
 
 POLLS_PER_YEAR = 365 * 24 * 6  # every 10 minutes
 
@@ -53,19 +53,34 @@ def make_series(n: int, rng: random.Random) -> list[dict[str, object]]:
         copy = k // len(base)
         region = o.region if copy == 0 else f"{o.region}-x{copy}"
         zone = (o.zone or "") if copy == 0 else ((o.zone or "") and f"{region}{o.zone[-1]}")
-        rows.append({
-            "cloud": o.cloud, "region": region, "zone": zone, "instance_type": o.instance_type,
-            "market": o.market.value, "gpu": o.gpu, "gpu_count": o.gpu_count,
-            "gpu_memory_gib": o.gpu_memory_gib, "vcpus": o.vcpus, "ram_gib": o.ram_gib,
-            "source": f"api:{o.cloud}", "price_micros": int(o.price_per_hour * 1_000_000),
-        })
+        rows.append(
+            {
+                "cloud": o.cloud,
+                "region": region,
+                "zone": zone,
+                "instance_type": o.instance_type,
+                "market": o.market.value,
+                "gpu": o.gpu,
+                "gpu_count": o.gpu_count,
+                "gpu_memory_gib": o.gpu_memory_gib,
+                "vcpus": o.vcpus,
+                "ram_gib": o.ram_gib,
+                "source": f"api:{o.cloud}",
+                "price_micros": int(o.price_per_hour * 1_000_000),
+            }
+        )
         k += 1
     rng.shuffle(rows)
     return rows
 
 
-def load(store, series: list[dict[str, object]], rows: int, start: datetime,  # type: ignore[no-untyped-def]
-         end: datetime) -> float:
+def load(
+    store,
+    series: list[dict[str, object]],
+    rows: int,
+    start: datetime,  # type: ignore[no-untyped-def]
+    end: datetime,
+) -> float:
     per_series = rows // len(series)
     step = (end - start) / per_series
     t0 = time.perf_counter()
@@ -84,15 +99,22 @@ def load(store, series: list[dict[str, object]], rows: int, start: datetime,  # 
             for i in range(per_series):
                 t = start + step * i
                 price = max(1, int(price * rng.uniform(0.97, 1.03)))
-                batch.append({"series_id": sid, "price_micros": price, "first_seen": t,
-                              "last_seen": t + step * 0.9})
+                batch.append(
+                    {
+                        "series_id": sid,
+                        "price_micros": price,
+                        "first_seen": t,
+                        "last_seen": t + step * 0.9,
+                    }
+                )
                 if len(batch) >= 100_000:
                     conn.execute(insert(PriceChange), batch)
                     done += len(batch)
                     batch.clear()
                     if done % 1_000_000 == 0:
-                        print(f"  loaded {done:,} rows ({time.perf_counter() - t0:.0f}s)",
-                              flush=True)
+                        print(
+                            f"  loaded {done:,} rows ({time.perf_counter() - t0:.0f}s)", flush=True
+                        )
             # The series carries its newest price, as record_offers keeps it.
             conn.execute(
                 update(OfferSeries.__table__)  # type: ignore[arg-type]
@@ -143,23 +165,30 @@ def main() -> None:
     n_rows = store.engine.connect().execute(text("SELECT count(*) FROM price_change")).scalar()
     assert n_rows is not None
     per_row = (total - empty) / n_rows
-    print(f"loaded {n_rows:,} rows in {secs:.0f}s; file {total / 2**20:.0f} MiB; "
-          f"{per_row:.1f} bytes per history row (indexes included)")
+    print(
+        f"loaded {n_rows:,} rows in {secs:.0f}s; file {total / 2**20:.0f} MiB; "
+        f"{per_row:.1f} bytes per history row (indexes included)"
+    )
 
     filters = {
         "gpu=H100 market=spot": OfferFilter.build(gpu="H100", market="spot"),
         "gpu=A100-80GB": OfferFilter.build(gpu="A100-80GB"),
         "cloud=aws region=us-east-1": OfferFilter.build(cloud="aws", region="us-east-1"),
-        "max-price=2/GPU-h market=on-demand": OfferFilter.build(max_price_per_gpu_hour=2,
-                                                                  market="on-demand"),
+        "max-price=2/GPU-h market=on-demand": OfferFilter.build(
+            max_price_per_gpu_hour=2, market="on-demand"
+        ),
         "no filter (all offers)": OfferFilter(),
     }
     with store.session() as session:
         for label, flt in filters.items():
             ms, n = timed(lambda flt=flt: latest_offers(session, flt))
             print(f"latest offers [{label}]: {ms:.1f} ms median, {n} offers")
-        ms, n = timed(lambda: price_history(session, OfferFilter.build(gpu="H100", market="spot"),
-                                            end - timedelta(days=30)), runs=5)
+        ms, n = timed(
+            lambda: price_history(
+                session, OfferFilter.build(gpu="H100", market="spot"), end - timedelta(days=30)
+            ),
+            runs=5,
+        )
         print(f"history [H100 spot, 30 days]: {ms:.1f} ms median, {n} rows")
         offers = latest_offers(session, include_stale=True)
     poll_at = end + timedelta(minutes=10)
@@ -168,17 +197,23 @@ def main() -> None:
         o.with_price(o.price_per_hour * (Decimal("1.05") if i in changed else 1), poll_at)
         for i, o in enumerate(offers)
     ]
-    batch = [Offer(**{**{f: getattr(o, f) for f in o.__slots__}, "market": Market(o.market)})
-             for o in batch]
+    batch = [
+        Offer(**{**{f: getattr(o, f) for f in o.__slots__}, "market": Market(o.market)})
+        for o in batch
+    ]
     t = time.perf_counter()
     with store.transaction() as session:
         summary = record_offers(session, batch)
-    print(f"one poll write ({len(batch):,} offers, {summary.changed} changed, "
-          f"{summary.unchanged} unchanged): {(time.perf_counter() - t) * 1000:.0f} ms")
+    print(
+        f"one poll write ({len(batch):,} offers, {summary.changed} changed, "
+        f"{summary.unchanged} unchanged): {(time.perf_counter() - t) * 1000:.0f} ms"
+    )
 
     n_series = args.series
-    print(f"\nyear of 10-minute polls over {n_series:,} offers ({POLLS_PER_YEAR:,} polls): "
-          f"rows = offers x price changes per year (unchanged polls only bump last_seen)")
+    print(
+        f"\nyear of 10-minute polls over {n_series:,} offers ({POLLS_PER_YEAR:,} polls): "
+        f"rows = offers x price changes per year (unchanged polls only bump last_seen)"
+    )
     scenarios = {
         "realistic: spot (40% of offers) changes hourly, others monthly": 0.4 * 24 * 365 + 0.6 * 12,
         "pessimistic: every offer changes hourly": 24 * 365,

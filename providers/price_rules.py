@@ -36,7 +36,12 @@ def to_micros(price: Decimal) -> int:
 
 
 def from_micros(micros: int) -> Decimal:
-    return (Decimal(micros) / MICROS).normalize()
+    """Integer micro-dollars -> USD without trailing zeros (20000000 -> Decimal('20'))."""
+    value = (Decimal(micros) / MICROS).normalize()
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > 0:
+        value = value.quantize(Decimal(1))
+    return value
 
 
 def price_problems(

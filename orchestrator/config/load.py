@@ -195,12 +195,12 @@ def _where(loc: tuple[str | int, ...], file: Path, origins: Mapping[tuple[str, .
     if parts and parts[0] == "reserved" and len(parts) > 1 and parts[1].isdigit():
         key = ".".join(parts[2:]) or "(entry)"
         return f"{file} [[reserved]] entry {int(parts[1]) + 1}: {key}"
-    tables: list[str] = []
-    for p in parts[:-1]:
-        tables.append(p)
-    if not tables:
-        return f"{file} [{parts[0]}]" if parts else str(file)
-    return f"{file} [{'.'.join(tables)}] {parts[-1]}"
+    item = ""
+    if len(parts) > 2 and parts[-1].isdigit():  # an element of a list value
+        item = f" (item {int(parts.pop()) + 1})"
+    if len(parts) < 2:
+        return f"{file} [{parts[0]}]{item}" if parts else str(file)
+    return f"{file} [{'.'.join(parts[:-1])}] {parts[-1]}{item}"
 
 
 def _describe(err: ValidationError, file: Path, origins: Mapping[tuple[str, ...], str]) -> str:

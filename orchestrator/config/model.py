@@ -148,12 +148,18 @@ _DEFAULT_PREEMPTION_RATES: dict[Cloud, float] = {"aws": 0.05, "gcp": 0.08, "azur
 
 
 class PlacementConfig(_Section):
-    # Expected spot interruptions per instance-hour when the cloud publishes no risk data.
+    # Expected spot interruptions per instance-hour when the cloud publishes no risk data;
+    # clouds left out of the table keep their default.
     preemption_rates: dict[Cloud, float] = Field(
         default_factory=lambda: dict(_DEFAULT_PREEMPTION_RATES)
     )
     # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
     avoid_window: Duration = timedelta(minutes=30)
+
+    @field_validator("preemption_rates", mode="before")
+    @classmethod
+    def _merge_defaults(cls, v: object) -> object:
+        return {**_DEFAULT_PREEMPTION_RATES, **v} if isinstance(v, dict) else v
 
     @field_validator("preemption_rates")
     @classmethod

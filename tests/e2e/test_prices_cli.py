@@ -1,0 +1,178 @@
+"""Drive the installed `gpuopt` console script: prices and config on a fresh home."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REQUIRED = {
+    "cloud",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gib",
+    "market",
+    "price_per_hour",
+    "observed_at",
+    "source",
+}
+
+
+def _gpuopt() -> list[str]:
+    exe = Path(sys.executable).parent / "gpuopt"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("gpuopt")
+    if found is None:
+        pytest.skip("the gpuopt console script is not installed")
+    return [found]
+
+
+def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUOPT_")}
+    # No cloud credentials from the machine running the tests.
+    for var in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "GOOGLE_APPLICATION_CREDENTIALS"):
+        clean.pop(var, None)
+    clean.update({"GPUOPT_HOME": str(home), "COLUMNS": "200", **env})
+    return subprocess.run(
+        [*_gpuopt(), *args], capture_output=True, text=True, timeout=120, cwd=home, env=clean
+    )
+
+
+def test_prices_on_a_fresh_home_uses_the_snapshot(tmp_path: Path) -> None:
+    r = run(tmp_path, "prices", "--gpu", "A100-80GB", "--market", "spot")
+    assert r.returncode == 0, r.stderr
+    assert "snapshot" in r.stderr
+    assert "A100-80GB" in r.stdout and "spot" in r.stdout
+    assert not (tmp_path / "data" / "gpuopt.db").exists()  # reading created nothing
+
+
+def test_prices_json_shape_and_order(tmp_path: Path) -> None:
+    r = run(tmp_path, "prices", "--json", "--gpu", "h100", "--cloud", "aws")
+    assert r.returncode == 0, r.stderr
+    offers = json.loads(r.stdout)
+    assert offers and all(set(o) >= REQUIRED for o in offers)
+    assert {o["gpu"] for o in offers} == {"H100"} and {o["cloud"] for o in offers} == {"aws"}
+    per_gpu = [o["price_per_hour"] / o["gpu_count"] for o in offers]
+    assert per_gpu == sorted(per_gpu)
+    assert {o["source"] for o in offers} == {"snapshot"}
+
+
+def test_prices_max_price_and_bad_filter(tmp_path: Path) -> None:
+    r = run(tmp_path, "prices", "--json", "--max-price", "1")
+    assert r.returncode == 0, r.stderr
+    offers = json.loads(r.stdout)
+    assert offers and all(o["price_per_hour"] / o["gpu_count"] <= 1 for o in offers)
+    bad = run(tmp_path, "prices", "--gpu", "B200")
+    assert bad.returncode == 2 and "unknown GPU" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_refresh_without_credentials_fails_cleanly(tmp_path: Path) -> None:
+    # Every polled cloud failing (here: AWS with an empty credential chain) exits 1.
+    r = run(
+        tmp_path,
+        "prices",
+        "refresh",
+        "--cloud",
+        "aws",
+        AWS_CONFIG_FILE=str(tmp_path / "none"),
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "aws: skipped" in r.stdout or "aws: failed" in r.stdout
+    assert "Traceback" not in r.stderr
+
+
+def test_config_init_show_and_refuse_overwrite(tmp_path: Path) -> None:
+    r = run(tmp_path, "config", "init")
+    assert r.returncode == 0, r.stderr
+    cfg = tmp_path / "config.toml"
+    assert cfg.exists() and (cfg.stat().st_mode & 0o777) == 0o600
+    again = run(tmp_path, "config", "init")
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert run(tmp_path, "config", "init", "--force").returncode == 0
+    show = run(
+        tmp_path,
+        "config",
+        "show",
+        GPUOPT_SMTP_PASSWORD="s3cret-value",
+        GPUOPT_DAEMON_POLL_INTERVAL="5m",
+    )
+    assert show.returncode == 0, show.stderr
+    assert "s3cret-value" not in show.stdout + show.stderr
+    parsed = tomllib.loads(show.stdout)
+    assert parsed["smtp"]["password"] == "**********"
+    assert parsed["daemon"]["poll_interval"] == "5m"
+    assert "GPUOPT_DAEMON_POLL_INTERVAL" in show.stdout
+
+
+def test_config_error_exit_code(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[daemon]\npoll_interval = "often"\n')
+    r = run(tmp_path, "config", "show")
+    assert r.returncode == 2
+    assert "poll_interval" in r.stderr and "Traceback" not in r.stderr
+
+
+def _seed_store(home: Path) -> None:
+    """Store two polls of prices in home's SQLite file through the real store code."""
+    code = """
+from datetime import UTC, datetime, timedelta
+from orchestrator.store import open_store
+from orchestrator.store.prices import record_offers
+from providers.snapshot import load_snapshot
+offers = [o for o in load_snapshot().offers if o.gpu == "H100"]
+t0 = datetime.now(UTC) - timedelta(days=2)
+store = open_store()
+for i, factor in enumerate((1, 1, 0.9)):
+    batch = [o.with_price(o.price_per_hour * __import__("decimal").Decimal(str(factor)),
+                          t0 + timedelta(hours=i)) for o in offers]
+    batch = [b.__class__(**{**{f: getattr(b, f) for f in b.__slots__}, "source": f"api:{b.cloud}"})
+             for b in batch]
+    with store.transaction() as s:
+        record_offers(s, batch)
+store.close()
+"""
+    env = {**os.environ, "GPUOPT_HOME": str(home)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+def test_history_plot_and_export_snapshot(tmp_path: Path) -> None:
+    _seed_store(tmp_path)
+    r = run(tmp_path, "prices", "--json", "--gpu", "H100")
+    assert r.returncode == 0, r.stderr
+    assert {o["source"] for o in json.loads(r.stdout)} == {"api:aws", "api:gcp", "api:azure"}
+    png = tmp_path / "h100.png"
+    h = run(
+        tmp_path,
+        "prices",
+        "history",
+        "--gpu",
+        "H100",
+        "--market",
+        "spot",
+        "--since",
+        "7d",
+        "--plot",
+        str(png),
+    )
+    assert h.returncode == 0, h.stderr
+    assert "p5.48xlarge" in h.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = tmp_path / "snap.json"
+    e = run(tmp_path, "prices", "export-snapshot", "--out", str(out))
+    assert e.returncode == 0, e.stderr
+    from providers.snapshot import load_snapshot
+
+    snap = load_snapshot(out.read_text())
+    assert snap.offers and {o.gpu for o in snap.offers} == {"H100"}
+    assert all("gpuopt poll" in text for text in snap.sources.values())

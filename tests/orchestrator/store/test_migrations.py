@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from orchestrator.store import open_store
+from orchestrator.store.migrate import current_revision, script_head
+from orchestrator.store.migrations import HEAD
+
+
+def test_head_constant_matches_alembic() -> None:
+    assert script_head() == HEAD
+
+
+def test_migrates_from_empty_to_head(db_url: str) -> None:
+    store = open_store(db_url)
+    try:
+        assert current_revision(store.engine) == HEAD
+        names = set(sa.inspect(store.engine).get_table_names())
+        assert {"offer_series", "price_change", "alembic_version"} <= names
+    finally:
+        store.close()
+
+
+def test_downgrade_to_base_and_up_again(db_url: str) -> None:
+    from alembic import command
+
+    from orchestrator.store.migrate import alembic_config
+
+    store = open_store(db_url)
+    try:
+        command.downgrade(alembic_config(store.engine), "base")
+        assert "price_change" not in sa.inspect(store.engine).get_table_names()
+        assert current_revision(store.engine) is None
+        reopened = open_store(db_url)
+        assert current_revision(reopened.engine) == HEAD
+        reopened.close()
+    finally:
+        store.close()
+
+
+def test_sqlite_file_is_private_and_wal(tmp_path: Path) -> None:
+    db = tmp_path / "sub" / "gpuopt.db"
+    store = open_store(f"sqlite:///{db}")
+    try:
+        assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.text("PRAGMA journal_mode")).scalar() == "wal"
+            assert conn.execute(sa.text("PRAGMA busy_timeout")).scalar() > 0
+    finally:
+        store.close()
+
+
+def test_open_if_exists_does_not_create(tmp_path: Path) -> None:
+    from orchestrator.store import open_store_if_exists
+
+    db = tmp_path / "none.db"
+    assert open_store_if_exists(f"sqlite:///{db}") is None
+    assert not db.exists()

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+
+from providers.offer import Market, Offer
+from providers.price_rules import from_micros, price_problems, screen, to_micros
+
+
+def offer(price: str, instance_type: str = "g5.xlarge") -> Offer:
+    return Offer(
+        "aws",
+        "us-east-1",
+        None,
+        instance_type,
+        "A10G",
+        1,
+        22.35,
+        4,
+        16,
+        Market.ON_DEMAND,
+        Decimal(price),
+        datetime(2025, 1, 1, tzinfo=UTC),
+        "api:aws",
+    )
+
+
+@pytest.mark.parametrize("bad", ["0", "-0.5", "NaN", "sNaN", "Infinity", "0.0000004"])
+def test_unusable_prices(bad: str) -> None:
+    assert price_problems(offer(bad), None)
+
+
+def test_currency_and_jump() -> None:
+    assert price_problems(offer("1"), None, currency="EUR")
+    assert price_problems(offer("1"), None, currency="usd") == []
+    assert price_problems(offer("10.01"), Decimal("1")) != []
+    assert price_problems(offer("10"), Decimal("1")) == []
+    assert price_problems(offer("0.099"), Decimal("1")) != []
+
+
+def test_screen_rejects_duplicates_and_keeps_order() -> None:
+    ok, bad = screen([offer("1"), offer("2"), offer("0", "g5.2xlarge")], {})
+    assert [str(o.price_per_hour) for o in ok] == ["1"]
+    assert len(bad) == 2 and "duplicate" in bad[0].describe()
+
+
+def test_micros_round_trip() -> None:
+    assert to_micros(Decimal("1.0060000000")) == 1_006_000
+    assert from_micros(20_000_000) == Decimal("20") and str(from_micros(20_000_000)) == "20"
+    assert str(from_micros(1_006_000)) == "1.006"

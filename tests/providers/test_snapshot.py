@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date
+
+from providers.hardware import GPUS
+from providers.integrity import offer_problems
+from providers.offer import CLOUDS, Market
+from providers.snapshot import load_snapshot, snapshot_document
+from tests.providers.integrity import assert_offers_sane
+
+
+def test_every_snapshot_offer_passes_integrity() -> None:
+    snap = load_snapshot()
+    assert all(offer_problems(o) == [] for o in snap.offers)
+    assert_offers_sane(snap.offers)
+    assert all(o.source == "snapshot" for o in snap.offers)
+
+
+def test_snapshot_coverage() -> None:
+    snap = load_snapshot()
+    assert snap.as_of <= date.today()
+    required = {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"}
+    per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in CLOUDS}
+    for cloud, gpus in per_cloud.items():
+        # Azure sells no L4 VM, GCP no A10G: both are "where sold" gaps.
+        unsold = {"azure": {"L4"}, "gcp": {"A10G"}}.get(cloud, set())
+        assert gpus >= required - unsold, cloud
+    markets = Counter((o.cloud, o.market) for o in snap.offers)
+    for cloud in CLOUDS:
+        for market in Market:
+            assert markets[(cloud, market)] > 0, (cloud, market)
+    aws_spot = [o for o in snap.offers if o.cloud == "aws" and o.market is Market.SPOT]
+    assert aws_spot and all(o.zone and o.zone.startswith(o.region) for o in aws_spot)
+    assert {o.gpu_count for o in snap.offers} == {1, 2, 4, 8}
+    assert set(o.gpu for o in snap.offers) <= set(GPUS)
+
+
+def test_every_figure_names_its_source() -> None:
+    snap = load_snapshot()
+    assert set(snap.sources) == {o.key for o in snap.offers}
+    assert all(len(text) > 20 for text in snap.sources.values())
+
+
+def test_spot_is_30_to_70_percent_cheaper_band() -> None:
+    snap = load_snapshot()
+    od = {
+        (o.cloud, o.region, o.instance_type): o.price_per_hour
+        for o in snap.offers
+        if o.market is Market.ON_DEMAND
+    }
+    ratios = [
+        o.price_per_hour / od[(o.cloud, o.region, o.instance_type)]
+        for o in snap.offers
+        if o.market is Market.SPOT and (o.cloud, o.region, o.instance_type) in od
+    ]
+    assert ratios and all(0.2 < r < 0.75 for r in ratios)
+
+
+def test_document_round_trips() -> None:
+    snap = load_snapshot()
+    text = snapshot_document(snap.offers, snap.as_of, snap.sources, note="n")
+    again = load_snapshot(text)
+    assert sorted(again.offers, key=lambda o: o.key) == sorted(snap.offers, key=lambda o: o.key)
+    assert dict(again.sources) == dict(snap.sources)
