@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.sender import Recipients, Schedule
+from orchestrator.report.sender import Recipients, ReportSender, Schedule, SentWeeks
 from orchestrator.report.smtp import SecretLike, SmtpMailer, SmtpSettings
 
 if TYPE_CHECKING:
@@ -63,3 +63,21 @@ def mailer(settings: Settings) -> Callable[..., None]:
         return settings.smtp.password
 
     return SmtpMailer(smtp_settings(settings), password)
+
+
+def report_sender(settings: Settings, sent: SentWeeks) -> ReportSender:
+    """The daemon's sender: ``sender.tick(now)`` on every tick (cheap when nothing is due).
+
+    ``sent`` is the store's SentWeeks implementation (a table keyed by week and scope).
+    """
+    from orchestrator.report.source import store_loader
+
+    return ReportSender(
+        loader=store_loader(settings.database.url),
+        mailer=mailer(settings),
+        sent=sent,
+        recipients=recipients(settings),
+        schedule=schedule(settings),
+        sender_address=settings.report.from_address,
+        team_budgets=team_budgets(settings),
+    )

@@ -117,3 +117,19 @@ def test_the_real_store_without_ledger_tables_is_a_clear_error() -> None:
         pytest.skip("the store has ledger tables now")
     with pytest.raises(UserError, match="no ledger tables"):
         CliRunner().invoke(build_app(), ["report"], catch_exceptions=False)
+
+
+def test_report_sender_from_configuration() -> None:
+    from orchestrator.config import load_config
+    from orchestrator.report.from_config import report_sender
+    from orchestrator.report.sender import EVERYONE, InMemorySentWeeks, team_scope
+
+    settings = load_config(env={
+        "GPUOPT_REPORT_TIMEZONE": "America/Los_Angeles",
+        "GPUOPT_REPORT_RECIPIENTS": json.dumps({"*": ["ops@example.com"], "nlp": ["n@x.io"]}),
+        "GPUOPT_SMTP_PASSWORD": PASSWORD,
+    })
+    sender = report_sender(settings, InMemorySentWeeks())
+    assert [s for s, _, _ in sender.recipients.scopes()] == [EVERYONE, team_scope("nlp")]
+    assert sender.schedule.tz.key == "America/Los_Angeles"
+    assert PASSWORD not in repr(sender.mailer)
