@@ -38,6 +38,9 @@ def build_app() -> typer.Typer:
     from orchestrator.cli import plan_cmd
 
     plan_cmd.register(app)
+    from orchestrator.cli import simulate_cmd
+
+    simulate_cmd.register(app)
     from orchestrator.cli import report_cmd
 
     report_cmd.register(app)

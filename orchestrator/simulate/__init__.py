@@ -1,0 +1,1 @@
+"""Spot-availability traces from disk for `gpuopt simulate` (the engine: policies/spot)."""
