@@ -44,6 +44,9 @@ def build_app() -> typer.Typer:
     from orchestrator.cli import report_cmd
 
     report_cmd.register(app)
+    from orchestrator.cli import skypilot_cmd
+
+    skypilot_cmd.register(app)
     return app
 
 

@@ -1,7 +1,7 @@
 """`gpuopt skypilot sync-catalog [--restore]`: gpuopt's live prices into SkyPilot's catalog.
 
-The offers come from a callable handed to :func:`register` (the lead wires the store's
-"latest price per offer" query in), so this module stays free of the store.
+The offers are the latest the store holds (or the embedded snapshot on a machine that
+has never polled); tests hand in their own through ``register(app, offers=...)``.
 """
 
 from __future__ import annotations
@@ -37,14 +37,25 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
             out.print(f"restored {len(restored)} catalog file(s)" if restored
                       else "nothing to restore: gpuopt has not changed SkyPilot's catalogs")
             return
-        if offers is None:
-            raise UserError("no price source is configured: run `gpuopt prices poll` first")
-        reports = sky_catalog.sync_catalogs(offers())
+        reports = sky_catalog.sync_catalogs((offers or _latest_offers)())
         if not reports:
-            raise UserError("no offers to export: run `gpuopt prices poll` first")
+            raise UserError("no offers to export: run `gpuopt prices refresh` first")
         for cloud, report in reports.items():
             out.print(f"{cloud}: {report.rows} rows written"
                       + (f", {len(report.skipped)} offers skipped" if report.skipped else ""))
         out.print(f"catalogs under {sky_catalog.catalog_root()} (undo: --restore)")
 
     app.add_typer(group, name="skypilot")
+
+
+def _latest_offers() -> list[Offer]:
+    from orchestrator.config import load_config
+    from orchestrator.prices.current import current_offers
+    from orchestrator.store import open_store_if_exists
+
+    store = open_store_if_exists(load_config().database.url)
+    try:
+        return current_offers(store)
+    finally:
+        if store is not None:
+            store.close()
