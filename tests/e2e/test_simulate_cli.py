@@ -1,0 +1,142 @@
+"""Drive the installed `gpuopt simulate` console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = Path("..") / "shared" / "data" / "spot-traces"  # relative to the repo root
+TRACE_2022 = TRACES / "aws-2022-10-26"
+
+
+def _gpuopt() -> list[str]:
+    exe = Path(sys.executable).parent / "gpuopt"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("gpuopt")
+    if found is None:
+        pytest.skip("the gpuopt console script is not installed")
+    return [found]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*_gpuopt(), "simulate", *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+
+
+def _need_traces() -> None:
+    if not (REPO / TRACES).is_dir():
+        pytest.skip(f"{(REPO / TRACES).resolve()} is absent (CI always has ../shared)")
+
+
+def _write(tmp: Path, name: str, data: list[int], gap: int = 600) -> Path:
+    p = tmp / name
+    p.write_text(json.dumps({"metadata": {"gap_seconds": gap}, "data": data}))
+    return p
+
+
+JOB = ["--task-hours", "1", "--restart-overhead-hours", "0.1", "--spot-price", "1.2",
+       "--on-demand-price", "3.6"]
+
+
+def test_json_on_a_hand_made_trace(tmp_path: Path) -> None:
+    # Spot all the time: 6 min restart + 1 h of work -> 7 ticks of spot at 0.2 USD.
+    trace = _write(tmp_path, "a.json", [0] * 20)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--policy", "greedy",
+               "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"cost", "finish_hours", "met_deadline", "preemptions", "decisions"}
+    assert doc["cost"] == pytest.approx(1.4)
+    assert doc["finish_hours"] == pytest.approx(1.1)
+    assert doc["met_deadline"] is True
+    assert doc["preemptions"] == 0
+    assert doc["decisions"] == ["spot"] * 7
+
+
+def test_several_traces_label_the_zone_and_start_hour_offsets(tmp_path: Path) -> None:
+    a = _write(tmp_path, "a.json", [1, 1, 1] + [1] * 20)
+    b = _write(tmp_path, "b.json", [1, 1, 1] + [0] * 20)
+    res = _run("--trace", str(a), "--trace", str(b), *JOB, "--deadline-hours", "2",
+               "--start-hour", "0.4", "--json")  # ceil(0.4 h / 600 s) = tick 3
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["decisions"][0] == "spot:1"
+    assert doc["met_deadline"] is True
+
+
+def test_human_summary(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "a.json", [0, 0, 1, 1, 0] * 10)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "1.5")
+    assert res.returncode == 0, res.stderr
+    assert "cost" in res.stdout and "preemptions" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "expect"),
+    [
+        (None, [], "does not exist"),
+        ("{not json", [], "not valid JSON"),
+        ('{"metadata": {}, "data": [0]}', [], "gap_seconds"),
+        ('{"metadata": {"gap_seconds": 600}, "data": [0, 2]}', [], "data[1]"),
+        ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', ["--deadline-hours", "0.5"],
+         "shorter than --task-hours"),
+        ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', [], "cover the deadline"),
+        ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', ["--policy", "nope"],
+         "choose one of"),
+    ],
+)
+def test_bad_input_exits_2_with_what_to_fix(tmp_path: Path, content: str | None,
+                                            extra: list[str], expect: str) -> None:
+    path = tmp_path / "t.json"
+    if content is not None:
+        path.write_text(content)
+    args = ["--trace", str(path), *JOB]
+    if "--deadline-hours" not in extra:
+        args += ["--deadline-hours", "2"]
+    res = _run(*args, *extra)
+    assert res.returncode == 2
+    assert expect in " ".join(res.stderr.split())  # rich wraps long lines
+    assert "Traceback" not in res.stderr
+
+
+def test_replays_a_shared_trace() -> None:
+    _need_traces()
+    trace = TRACE_2022 / "us-west-2b_v100_1.json"
+    res = _run("--trace", str(trace), "--task-hours", "48", "--deadline-hours", "52",
+               "--start-hour", "100", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["met_deadline"] is True
+    assert len(doc["decisions"]) == pytest.approx(doc["finish_hours"] * 6, abs=1)
+    assert 0 < doc["cost"] < 48.1 * 3.06 * 1.05
+
+
+def test_sweep_table_json_and_plot(tmp_path: Path) -> None:
+    _need_traces()
+    out = tmp_path / "curve.png"
+    args = ["--trace", str(TRACE_2022 / "us-west-2a_v100_1.json"),
+            "--trace", str(TRACE_2022 / "us-west-2b_v100_1.json"),
+            "--task-hours", "48", "--deadline-hours", "52", "--deadline-hours", "56",
+            "--sweep", "--starts", "3"]
+    res = _run(*args, "--plot", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "uniform-progress" in res.stdout and "optimum" in res.stdout
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = _run(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    docs = json.loads(res.stdout)
+    assert [d["deadline_hours"] for d in docs] == [52, 56]
+    for d in docs:
+        pol = d["policies"]
+        assert d["runs"] == 9  # 3 starts x (2 single traces + 1 two-zone set)
+        assert pol["optimum"]["ratio_to_optimum"] == 1.0
+        for name in ("auto", "greedy", "uniform-progress", "on-demand"):
+            assert pol[name]["mean_cost"] >= pol["optimum"]["mean_cost"]
+        assert pol["auto"]["misses"] == 0
