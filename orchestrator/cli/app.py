@@ -47,6 +47,9 @@ def build_app() -> typer.Typer:
     from orchestrator.cli import skypilot_cmd
 
     skypilot_cmd.register(app)
+    from orchestrator.cli import daemon_cmd
+
+    daemon_cmd.register(app)
     return app
 
 

@@ -1,0 +1,73 @@
+"""Daemon logging: plain text or one JSON object per line, credentials masked.
+
+``setup_logging("json")`` installs a single stderr handler on the root logger. Every
+record's message goes through :func:`redact` (passwords in URLs and ``password=...``
+pairs), so a database URL or an SMTP error never leaks a secret into the log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from datetime import UTC, datetime
+from typing import TextIO
+
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][\w+.-]*://[^:/@\s]+):[^@\s]+@")
+_KEY_VALUE = re.compile(r"(?i)(?P<key>password|passwd|secret|token)(?P<sep>\s*[=:]\s*)[^\s,;&]+")
+MASK = "***"
+# LogRecord attributes that are not "extra" fields.
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
+    "message", "asctime", "taskName",
+}
+
+
+def redact(text: str) -> str:
+    """``text`` with URL passwords and ``password=...`` values replaced by ***."""
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{MASK}@", text)
+    return _KEY_VALUE.sub(lambda m: f"{m.group('key')}{m.group('sep')}{MASK}", text)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts (UTC ISO 8601), level, logger, message, extras, exc."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, object] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": redact(record.getMessage()),
+        }
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                out[key] = value if isinstance(value, int | float | bool | None) else redact(
+                    str(value))
+        if record.exc_info:
+            out["exc"] = redact(self.formatException(record.exc_info))
+        return json.dumps(out, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+                         datefmt="%Y-%m-%dT%H:%M:%SZ")
+        self.converter = time.gmtime
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def setup_logging(fmt: str = "text", *, level: int = logging.INFO,
+                  stream: TextIO | None = None) -> None:
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    # APScheduler logs every run at INFO; keep its warnings (misfires, max instances).
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("alembic").setLevel(logging.WARNING)

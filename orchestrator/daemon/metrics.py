@@ -1,0 +1,226 @@
+"""``/healthz`` and Prometheus ``/metrics``, served from a thread on [daemon] metrics_address.
+
+The collector reads the store at scrape time (nothing is cached between scrapes), so the
+figures are the same whichever daemon of a cluster is scraped:
+
+- ``gpuopt_price_age_seconds{cloud}``: now - newest price observation of the cloud;
+- ``gpuopt_price_poll_last_success_timestamp_seconds{cloud}``;
+- ``gpuopt_jobs{state}``: jobs by state; ``gpuopt_attempts{status}``: attempts by status;
+- ``gpuopt_attempts_total`` and ``gpuopt_preemptions_total`` (attempts ended preempted);
+- ``gpuopt_spend_usd_total``: every attempt's held time x its launch price (running ones to
+  now), summed exactly in integer micro-dollars;
+- ``gpuopt_daemon_leader`` (1 when this process leads), ``gpuopt_daemon_task_runs_total``
+  / ``..._failures_total{task}`` and ``gpuopt_store_up`` (0 when the store read failed).
+
+``/healthz`` answers 200 with a small JSON body while the main loop is alive, else 503.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.daemon.runtime import RuntimeState
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import CollectorRegistry
+
+    from orchestrator.store.engine import Store
+
+log = logging.getLogger("gpuopt.daemon.metrics")
+STALE_LOOP_S = 60.0
+
+
+class StoreCollector:
+    """A prometheus_client custom collector reading the store at every scrape."""
+
+    def __init__(self, store: Store, runtime: RuntimeState,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.clock = clock
+
+    def describe(self) -> list[Any]:
+        return []  # collected lazily: do not scrape the store at registration
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        role, _since, _outcomes, runs, failures = self.runtime.snapshot()
+        yield GaugeMetricFamily("gpuopt_daemon_leader", "1 when this daemon is the leader",
+                                value=1 if role == "leader" else 0)
+        run_c = CounterMetricFamily("gpuopt_daemon_task_runs", "Scheduled task runs",
+                                    labels=["task"])
+        fail_c = CounterMetricFamily("gpuopt_daemon_task_failures", "Failed task runs",
+                                     labels=["task"])
+        for task in sorted(runs):
+            run_c.add_metric([task], runs[task])
+            fail_c.add_metric([task], failures.get(task, 0))
+        yield run_c
+        yield fail_c
+        up = GaugeMetricFamily("gpuopt_store_up", "1 when the last store read succeeded")
+        try:
+            families = list(self._from_store())
+        except Exception as err:
+            log.warning("metrics: reading the store failed: %s", err)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from families
+
+    def _from_store(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+        from sqlalchemy import func, inspect, select
+
+        from orchestrator.store.daemon_tables import PollStatusRow
+        from orchestrator.store.tables import OfferSeries
+
+        now = self.clock()
+        offers = OfferSeries.__table__  # type: ignore[attr-defined]
+        polls = PollStatusRow.__table__  # type: ignore[attr-defined]
+        with self.store.engine.connect() as conn:
+            age = GaugeMetricFamily("gpuopt_price_age_seconds",
+                                    "Seconds since the newest price observation",
+                                    labels=["cloud"])
+            for cloud, newest in conn.execute(
+                select(offers.c.cloud, func.max(offers.c.last_seen)).group_by(offers.c.cloud)
+            ):
+                age.add_metric([cloud], (now - _aware(newest)).total_seconds())
+            yield age
+            ok = GaugeMetricFamily("gpuopt_price_poll_last_success_timestamp_seconds",
+                                   "Unix time of the last successful price poll",
+                                   labels=["cloud"])
+            for cloud, ok_at in conn.execute(select(polls.c.cloud, polls.c.last_ok_at)):
+                if ok_at is not None:
+                    ok.add_metric([cloud], _aware(ok_at).timestamp())
+            yield ok
+            if not inspect(conn).has_table("attempts"):
+                return
+            from orchestrator.store.jobs_tables import (
+                ATTEMPT_STATUSES,
+                JOB_STATUSES,
+                AttemptRow,
+                JobRow,
+            )
+
+            jobs_t = JobRow.__table__  # type: ignore[attr-defined]
+            att = AttemptRow.__table__  # type: ignore[attr-defined]
+            by_state = dict.fromkeys(JOB_STATUSES, 0)
+            for state, n in conn.execute(
+                select(jobs_t.c.status, func.count()).group_by(jobs_t.c.status)
+            ):
+                by_state[state] = n
+            jobs = GaugeMetricFamily("gpuopt_jobs", "Jobs by state", labels=["state"])
+            for state, n in by_state.items():
+                jobs.add_metric([state], n)
+            yield jobs
+            by_status = dict.fromkeys(ATTEMPT_STATUSES, 0)
+            total = preempted = spend_micros = 0
+            for row in conn.execute(select(att.c.status, att.c.end_reason, att.c.started_at,
+                                           att.c.ended_at, att.c.cost_micros,
+                                           att.c.price_per_hour_micros)):
+                by_status[row.status] = by_status.get(row.status, 0) + 1
+                total += 1
+                preempted += row.end_reason == "preempted"
+                spend_micros += _spend(row, now)
+            attempts = GaugeMetricFamily("gpuopt_attempts", "Attempts by status",
+                                         labels=["status"])
+            for status, n in by_status.items():
+                attempts.add_metric([status], n)
+            yield attempts
+            yield CounterMetricFamily("gpuopt_attempts", "Attempts launched (all time)",
+                                      value=total)
+            yield CounterMetricFamily("gpuopt_preemptions", "Attempts ended by a preemption",
+                                      value=preempted)
+            yield CounterMetricFamily("gpuopt_spend_usd", "Spend in USD at launch prices",
+                                      value=spend_micros / 1_000_000)
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _spend(row: Any, now: datetime) -> int:
+    """Micro-dollars of one attempt: its recorded cost, else held time x launch price."""
+    if row.cost_micros is not None:
+        return int(row.cost_micros)
+    from orchestrator.store.ledger import held_cost_micros
+
+    end = _aware(row.ended_at) if row.ended_at is not None else now
+    return held_cost_micros(int(row.price_per_hour_micros), _aware(row.started_at), end)
+
+
+def make_registry(collector: StoreCollector) -> CollectorRegistry:
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    return registry
+
+
+def _handler(registry: CollectorRegistry, runtime: RuntimeState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "gpuopt-daemon"
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+                self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+            elif path == "/healthz":
+                role, since, *_ = runtime.snapshot()
+                quiet = runtime.seconds_since_beat()
+                healthy = quiet < STALE_LOOP_S and role != "stopping"
+                body = {"status": "ok" if healthy else "unhealthy", "role": role,
+                        "node": runtime.node_id,
+                        "leader_since": since.isoformat() if since else None,
+                        "loop_seconds_ago": round(quiet, 1)}
+                self._send(200 if healthy else 503, json.dumps(body).encode(),
+                           "application/json")
+            else:
+                self._send(404, b"not found: try /metrics or /healthz\n", "text/plain")
+
+        def _send(self, code: int, body: bytes, ctype: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("http: " + format, *args)
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class MetricsServer:
+    def __init__(self, address: str, store: Store, runtime: RuntimeState) -> None:
+        host, _, port = address.rpartition(":")
+        registry = make_registry(StoreCollector(store, runtime))
+        self.server = _Server((host.strip("[]"), int(port)), _handler(registry, runtime))
+        self.thread = threading.Thread(target=self.server.serve_forever, name="gpuopt-metrics",
+                                       daemon=True)
+
+    @property
+    def address(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"{host!s}:{port}"
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

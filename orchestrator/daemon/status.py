@@ -1,0 +1,112 @@
+"""What ``gpuopt daemon status`` shows: running or not, the leader, stand-bys, the last
+successful price poll per cloud and the next weekly report (or a pending retry)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import Settings
+    from orchestrator.store.daemon_state import NodeInfo, PollInfo
+    from orchestrator.store.engine import Store
+
+# A node whose heartbeat is older than lease_ttl x this is not counted as alive.
+ALIVE_FACTOR = 2
+
+
+@dataclass
+class DaemonStatus:
+    running: bool
+    database: str
+    leader: dict[str, Any] | None = None
+    standbys: list[dict[str, Any]] = field(default_factory=list)
+    polls: list[dict[str, Any]] = field(default_factory=list)
+    next_report_at: datetime | None = None
+    report_retries: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        def conv(v: Any) -> Any:
+            if isinstance(v, datetime):
+                return v.isoformat()
+            if isinstance(v, dict):
+                return {k: conv(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [conv(x) for x in v]
+            return v
+
+        return {k: conv(v) for k, v in asdict(self).items()}
+
+
+def _node(n: NodeInfo) -> dict[str, Any]:
+    return {"node": n.node_id, "hostname": n.hostname, "pid": n.pid, "since": n.leader_since,
+            "started_at": n.started_at, "heartbeat_at": n.heartbeat_at,
+            "metrics_address": n.metrics_address}
+
+
+def _poll(p: PollInfo) -> dict[str, Any]:
+    return {"cloud": p.cloud, "last_ok_at": p.last_ok_at, "last_try_at": p.last_try_at,
+            "last_status": p.last_status, "last_error": p.last_error}
+
+
+def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> DaemonStatus:
+    from orchestrator.daemon.leadership import sqlite_daemon_running
+    from orchestrator.report.from_config import schedule
+    from orchestrator.store.daemon_state import list_nodes, list_polls
+    from orchestrator.store.report_sends import pending_retries
+    from orchestrator.store.url import sqlite_file
+
+    alive_after = now - settings.daemon.lease_ttl * ALIVE_FACTOR - timedelta(seconds=5)
+    nodes = [n for n in list_nodes(store) if n.role != "stopped" and n.heartbeat_at >= alive_after]
+    status = DaemonStatus(running=bool(nodes), database=store.url)
+    file = sqlite_file(url)
+    if file is not None:
+        holder = sqlite_daemon_running(file)
+        status.running = holder is not None
+        if holder is None:
+            nodes = []
+        elif not any(n.role == "leader" for n in nodes):
+            status.note = f"the daemon lock is held ({holder}) but it has not reported yet"
+    leaders = [n for n in nodes if n.role == "leader"]
+    status.leader = _node(leaders[0]) if leaders else None
+    status.standbys = [_node(n) for n in nodes if n.role != "leader"]
+    status.polls = [_poll(p) for p in list_polls(store)]
+    sched = schedule(settings)
+    status.next_report_at = sched.due_at(sched.latest_due(now).next())
+    status.report_retries = [{"week": w, "scope": s, "next_try_at": at}
+                             for w, s, at in pending_retries(store)]
+    return status
+
+
+def render_text(status: DaemonStatus, tz_name: str) -> str:
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(tz_name)
+
+    def t(v: datetime | None) -> str:
+        return v.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S %Z") if v else "never"
+
+    lines = [f"daemon:   {'running' if status.running else 'not running'}",
+             f"database: {status.database}"]
+    if status.leader:
+        ld = status.leader
+        lines.append(f"leader:   {ld['hostname']} pid {ld['pid']} since {t(ld['since'])} "
+                     f"(heartbeat {t(ld['heartbeat_at'])})")
+    for sb in status.standbys:
+        lines.append(f"stand-by: {sb['hostname']} pid {sb['pid']} "
+                     f"(heartbeat {t(sb['heartbeat_at'])})")
+    if status.note:
+        lines.append(f"note:     {status.note}")
+    lines.append("price polls:")
+    if not status.polls:
+        lines.append("  (none yet)")
+    for p in status.polls:
+        extra = f" - last try {p['last_status']}: {p['last_error']}" if p["last_status"] != "ok" \
+            else ""
+        lines.append(f"  {p['cloud']:<6} last success {t(p['last_ok_at'])}{extra}")
+    lines.append(f"next report: {t(status.next_report_at)}")
+    for r in status.report_retries:
+        lines.append(f"  retry {r['week']} {r['scope']} at {t(r['next_try_at'])}")
+    return "\n".join(lines) + "\n"
