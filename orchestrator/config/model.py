@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -229,6 +230,16 @@ class ReportConfig(_Section):
     # Team name -> addresses that receive that team's weekly report.
     recipients: dict[str, list[str]] = Field(default_factory=dict)
     from_address: str = "gpuopt@localhost"
+    # Team name -> weekly budget in USD, for the report's budget burn per team.
+    team_budgets: dict[str, Decimal] = Field(default_factory=dict)
+
+    @field_validator("team_budgets")
+    @classmethod
+    def _positive_budgets(cls, v: dict[str, Decimal]) -> dict[str, Decimal]:
+        for team, amount in v.items():
+            if not amount.is_finite() or amount <= 0:
+                raise ValueError(f"{team}: a budget must be a positive amount in USD")
+        return v
 
     @field_validator("weekday", mode="before")
     @classmethod

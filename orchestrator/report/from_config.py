@@ -2,7 +2,7 @@
 
 [report] recipients maps a team to the addresses of that team's report; the key
 ``everyone`` (or ``*``) receives the report over all teams. Team budgets are read from
-``[report] team_budgets`` (USD per week) when the configuration has that key.
+``[report] team_budgets`` (USD per week).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def recipients(settings: Settings) -> Recipients:
 
 
 def team_budgets(settings: Settings) -> Mapping[str, Decimal]:
-    raw = getattr(settings.report, "team_budgets", None) or {}
+    raw = settings.report.team_budgets
     return MappingProxyType({team: Decimal(str(v)) for team, v in raw.items()})
 
 
