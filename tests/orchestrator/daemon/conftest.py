@@ -85,7 +85,7 @@ def daemon_env(home: Path, db_url: str, metrics_port: int, **extra: str) -> dict
     env.update({
         "GPUOPT_HOME": str(home),
         "GPUOPT_DATABASE_URL": db_url,
-        "GPUOPT_CLOUDS_ENABLED": "",
+        "GPUOPT_CLOUDS_ENABLED": "[]",
         "GPUOPT_DAEMON_METRICS_ADDRESS": f"127.0.0.1:{metrics_port}",
         "GPUOPT_DAEMON_RECONCILE_INTERVAL": "1s",
         "GPUOPT_DAEMON_POLL_INTERVAL": "10m",
