@@ -44,6 +44,12 @@ def build_app() -> typer.Typer:
     from orchestrator.cli import report_cmd
 
     report_cmd.register(app)
+    from orchestrator.cli import submit_cmd
+
+    submit_cmd.register(app)
+    from orchestrator.cli import jobs_cmd
+
+    jobs_cmd.register(app)
     from orchestrator.cli import skypilot_cmd
 
     skypilot_cmd.register(app)

@@ -15,34 +15,11 @@ of the jobs those attempts belong to (the report's cost to date and budget burn)
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from orchestrator.ledger.records import AttemptRecord, JobRecord
 from orchestrator.report.service import LedgerLoader
-from providers.errors import UserError
-
-LEDGER_MODULE = "orchestrator.store.ledger"
-LEDGER_FUNCTION = "load_report_ledger"
-
-
-def _ledger_function() -> Any:
-    try:
-        module = importlib.import_module(LEDGER_MODULE)
-    except ModuleNotFoundError as err:
-        if err.name != LEDGER_MODULE:
-            raise
-        module = None
-    fn = getattr(module, LEDGER_FUNCTION, None)
-    if fn is None:
-        raise UserError(
-            "this gpuopt build's store has no ledger tables yet (no "
-            f"{LEDGER_MODULE}.{LEDGER_FUNCTION}), so there is nothing to report on: "
-            "upgrade gpuopt to a version whose store records job attempts"
-        )
-    return fn
 
 
 def store_loader(database_url: str | None = None) -> LedgerLoader:
@@ -51,15 +28,15 @@ def store_loader(database_url: str | None = None) -> LedgerLoader:
     def load(
         start: datetime, end: datetime
     ) -> tuple[Sequence[AttemptRecord], Sequence[JobRecord]]:
-        fn = _ledger_function()
         from orchestrator.store import open_store_if_exists
+        from orchestrator.store.ledger import load_report_ledger
 
         store = open_store_if_exists(database_url)
         if store is None:  # a fresh machine: nothing has run yet
             return [], []
         try:
             with store.session() as session:
-                attempts, jobs = fn(session, start, end)
+                attempts, jobs = load_report_ledger(session, start, end)
                 return list(attempts), list(jobs)
         finally:
             store.close()

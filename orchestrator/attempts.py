@@ -1,0 +1,157 @@
+"""From a stored job to an executor's AttemptSpec; the executors by kind; wasted time.
+
+Local executor: attempts live under ``data_dir()/attempts``; a job's checkpoint
+directory is ``checkpoint.dir`` (relative paths resolve against the job file's folder)
+plus the job id, so two submissions of the same file never resume each other's
+checkpoints. Cloud executors get the bucket URL as written (the bucket is the user's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jobs.executors.base import AttemptSpec, Executor, Placement
+from jobs.spec import JobSpec
+from orchestrator.store.jobs_tables import AttemptRow, JobRow
+
+if TYPE_CHECKING:
+    from jobs.executors.preemption import PreemptionSchedule
+
+ExecutorFor = Callable[[str], Executor]
+_BUCKET = ("s3://", "gs://", "r2://", "az://", "https://", "http://", "cos://", "oci://")
+
+
+def attempts_dir() -> Path:
+    from orchestrator.paths import data_dir
+
+    return data_dir() / "attempts"
+
+
+@dataclass
+class ExecutorCache:
+    """``executor_for(kind)``: one executor per kind for the life of this process (the
+    local executor's watcher threads live in its instance)."""
+
+    preemption: PreemptionSchedule | None = None
+    base_dir: Path | None = None
+    _made: dict[str, Executor] = field(default_factory=dict)
+
+    def __call__(self, kind: str) -> Executor:
+        if kind not in self._made:
+            self._made[kind] = self._make(kind)
+        return self._made[kind]
+
+    def _make(self, kind: str) -> Executor:
+        if kind == "local":
+            from jobs.executors.local import LocalExecutor
+
+            return LocalExecutor(self.base_dir or attempts_dir(), preemption=self.preemption)
+        if kind == "skypilot":
+            from jobs.executors.sky_client import SdkSkyClient
+            from jobs.executors.skypilot import SkyPilotExecutor
+
+            return SkyPilotExecutor(SdkSkyClient())
+        from providers.errors import UserError
+
+        raise UserError(f"unknown executor {kind!r}: use local or skypilot", exit_code=2)
+
+
+def load_stored_spec(job: JobRow) -> JobSpec:
+    from jobs.loader import parse_job_spec
+
+    base = Path(job.spec_path).parent if job.spec_path else None
+    return parse_job_spec(job.spec_yaml, job.spec_path or f"<job {job.id}>", base_dir=base)
+
+
+def _base_dir(job: JobRow) -> Path:
+    return Path(job.spec_path).parent if job.spec_path else Path.cwd()
+
+
+def checkpoint_dir(job: JobRow, spec: JobSpec) -> str:
+    if spec.checkpoint is not None and spec.checkpoint.dir.startswith(_BUCKET):
+        return spec.checkpoint.dir
+    if spec.checkpoint is None:
+        from orchestrator.paths import data_dir
+
+        return str(data_dir() / "checkpoints" / job.id)
+    path = Path(spec.checkpoint.dir).expanduser()
+    if not path.is_absolute():
+        path = _base_dir(job) / path
+    return str(path.resolve() / job.id)
+
+
+def placement_of(a: AttemptRow) -> Placement:
+    return Placement(
+        cloud=a.cloud, region=a.region or None, zone=a.zone, instance_type=a.instance_type
+        or None, gpu=a.gpu or None, gpu_count=a.gpu_count, use_spot=a.market == "spot",
+    )
+
+
+def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
+    workdir = None
+    if spec.workdir:
+        wd = Path(spec.workdir).expanduser()
+        workdir = str(wd if wd.is_absolute() else (_base_dir(job) / wd).resolve())
+    mounts = {k: v for k, v in spec.file_mounts.items() if isinstance(v, str)}
+    return AttemptSpec(
+        job_id=job.id, attempt=a.number, run=spec.run or "", name=spec.name,
+        setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()}, workdir=workdir,
+        file_mounts=mounts, checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
+        placement=placement_of(a),
+    )
+
+
+def _last_checkpoint_write(ckpt: str, after: datetime, before: datetime) -> datetime | None:
+    """Newest modification time of a file in a local checkpoint directory in [after, before]."""
+    if ckpt.startswith(_BUCKET):
+        return None
+    newest: datetime | None = None
+    try:
+        entries = list(Path(ckpt).rglob("*"))
+    except OSError:
+        return None
+    for p in entries:
+        try:
+            if not p.is_file() or p.name.startswith("."):
+                continue
+            at = datetime.fromtimestamp(p.stat().st_mtime, UTC)
+        except OSError:
+            continue
+        if after <= at <= before and (newest is None or at > newest):
+            newest = at
+    return newest
+
+
+def wasted_seconds(
+    a: AttemptRow, ended_at: datetime, reason: str, ckpt: str | None,
+    interval: timedelta | None,
+) -> float:
+    """Held seconds that did no lasting work (an estimate, from what gpuopt can see).
+
+    - restart overhead: for attempts after the first, launch until the first progress
+      report gpuopt observed (the whole attempt when none came);
+    - work lost, for attempts that were preempted or failed: from the later of the first
+      progress and the last checkpoint write (the newest file mtime in a local checkpoint
+      directory) to the end. For a bucket, whose writes gpuopt cannot see, the loss is
+      bounded by one checkpoint interval (the whole productive time without checkpoints).
+    Progress times are when a reconcile step saw them, so the overhead is an upper bound
+    by at most one reconcile interval.
+    """
+    held = max(0.0, (ended_at - a.started_at).total_seconds())
+    productive_from = min(a.first_progress_at or ended_at, ended_at)
+    overhead = (productive_from - a.started_at).total_seconds() if a.number > 1 else 0.0
+    lost = 0.0
+    if reason in ("preempted", "failed"):
+        productive = max(0.0, (ended_at - productive_from).total_seconds())
+        saved = _last_checkpoint_write(ckpt, a.started_at, ended_at) if ckpt else None
+        if saved is not None:
+            lost = (ended_at - max(saved, productive_from)).total_seconds()
+        elif ckpt is not None and ckpt.startswith(_BUCKET) and interval is not None:
+            lost = min(productive, interval.total_seconds())
+        else:
+            lost = productive
+    return round(min(held, max(0.0, overhead) + max(0.0, lost)), 3)

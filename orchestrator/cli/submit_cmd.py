@@ -1,0 +1,193 @@
+"""`gpuopt submit job.yaml [--dry-run] [--wait]`: validate, plan, store as queued; --wait
+runs the reconcile loop in the foreground until the job ends (no daemon needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from jobs.spec import JobSpec
+    from orchestrator.config.model import Settings
+    from orchestrator.planning import PlannedJob
+    from orchestrator.store import Store
+
+TERMINAL = ("succeeded", "failed", "cancelled")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("submit")(submit)
+
+
+def submit(
+    job_file: Annotated[Path, typer.Argument(help="The job.yaml to run.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and plan; store nothing.")]
+    = False,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="Run the job in the foreground until it ends (no daemon needed).")] = False,
+    executor: Annotated[str | None, typer.Option(
+        "--executor", help="local or skypilot (default: from config; local without a cloud).")]
+    = None,
+    interval: Annotated[float, typer.Option(
+        "--interval", min=0.2, help="Seconds between reconcile steps with --wait.")] = 1.0,
+    config: Annotated[Path | None, typer.Option("--config", help="Configuration file (TOML).")]
+    = None,
+) -> None:
+    """Plan JOB_FILE on the prices of this moment and queue it.
+
+    Example: gpuopt submit deploy/examples/quickstart.yaml --wait
+    """
+    from datetime import UTC, datetime
+
+    from jobs.loader import load_job_spec
+    from orchestrator.cli.console import out_console
+    from orchestrator.cli.plan_cmd import print_plan
+    from orchestrator.config import load_config
+    from orchestrator.planning import plan_spec
+    from orchestrator.store import open_store, open_store_if_exists
+    from providers.errors import UserError
+
+    spec = load_job_spec(job_file)
+    if not spec.run:
+        raise UserError(f"{job_file}: the job has no `run` command: nothing to execute",
+                        exit_code=2)
+    settings = load_config(config)
+    kind = executor or settings.executor.resolved(settings.clouds).value
+    if kind not in ("local", "skypilot"):
+        raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
+    now = datetime.now(UTC)
+    store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
+    try:
+        planned = plan_spec(spec, settings, store, now, top=5)
+        print_plan(spec.name or job_file.name, planned)
+        if planned.plan.best is None:
+            raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
+                            exit_code=3)
+        if dry_run or store is None:
+            out_console().print("dry run: nothing stored")
+            return
+        job_id = _store_job(store, job_file, spec, planned, kind, now)
+        out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
+        if wait:
+            raise typer.Exit(_wait(store, settings, job_id, interval))
+        out_console().print(
+            f"run `gpuopt daemon` to run it, or follow it with `gpuopt status {job_id}`")
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _why(planned: PlannedJob) -> str:
+    plan = planned.plan
+    if plan.nearest_miss:
+        return plan.nearest_miss
+    reasons = "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
+    return reasons or "no offer matches the job's resources"
+
+
+def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob, kind: str,
+               now: datetime) -> str:
+    import json
+
+    from orchestrator.store.jobs_repo import add_event, new_job_id
+    from orchestrator.store.jobs_tables import JobRow
+    from orchestrator.store.ledger import to_micros
+
+    job_id = new_job_id(spec.name or job_file.stem)
+    best = planned.plan.best
+    assert best is not None
+    row = JobRow(
+        id=job_id, name=spec.name or job_file.stem, owner=spec.owner, team=spec.team,
+        status="queued", spec_yaml=job_file.read_text(encoding="utf-8"),
+        spec_path=str(job_file.resolve()), submitted_at=now, deadline_at=spec.deadline_at(now),
+        budget_micros=to_micros(spec.budget) if spec.budget is not None else None,
+        plan_json=json.dumps({
+            "offers_source": planned.offers_source,
+            "snapshot_as_of": str(planned.snapshot_as_of) if planned.snapshot_as_of else None,
+            "candidates": [c.to_json() for c in planned.plan.candidates],
+        }),
+        executor=kind, updated_at=now,
+    )
+    with store.transaction() as session:
+        session.add(row)
+        session.flush()  # the job row before its event (foreign key)
+        add_event(session, job_id, now, "submitted", f"queued; plan: {best.reason}")
+    return job_id
+
+
+def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int:
+    """Reconcile in the foreground until the job ends; returns the exit code."""
+    import time
+    from datetime import UTC, datetime
+
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    from orchestrator.attempts import ExecutorCache
+    from orchestrator.cli.console import err_console, out_console
+    from orchestrator.job_views import progress_of
+    from orchestrator.reconcile import reconcile_once
+    from orchestrator.store.jobs_repo import attempts_of, find_job
+
+    executors = ExecutorCache()
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn())
+    try:
+        with Progress(*columns, console=out_console()) as bar:
+            task = bar.add_task("queued", total=None)
+            while True:
+                report = reconcile_once(store, executors, settings, datetime.now(UTC))
+                for jid, message in report.errors:
+                    if jid == job_id:
+                        err_console().print(f"reconcile: {message}")
+                with store.session() as session:
+                    job = find_job(session, job_id)
+                    attempts = attempts_of(session, [job_id])[job_id]
+                progress = progress_of(attempts)
+                label = f"{job.status} (attempt {len(attempts)})" if attempts else job.status
+                if progress is not None:
+                    bar.update(task, completed=progress[0], total=progress[1],
+                               description=label)
+                else:
+                    bar.update(task, description=label)
+                if job.status in TERMINAL:
+                    break
+                time.sleep(interval)
+    except KeyboardInterrupt:
+        err_console().print(
+            f"stopped watching; {job_id} stays submitted (`gpuopt cancel {job_id}` stops it)")
+        return 130
+    _summary(store, job_id)
+    return 0 if job.status == "succeeded" else 1
+
+
+def _summary(store: Store, job_id: str) -> None:
+    from datetime import UTC, datetime
+
+    from orchestrator.attempts import checkpoint_dir, load_stored_spec
+    from orchestrator.cli.console import out_console
+    from orchestrator.job_views import SIMULATED, job_view, where
+    from orchestrator.store.jobs_repo import attempts_of, find_job
+    from orchestrator.store.ledger import to_usd
+
+    with store.session() as session:
+        job = find_job(session, job_id)
+        attempts = attempts_of(session, [job_id])[job_id]
+    view = job_view(job, attempts, datetime.now(UTC))
+    console = out_console()
+    held = sum(((a.ended_at or a.started_at) - a.started_at).total_seconds() for a in attempts)
+    console.print(f"[bold]{job.id}[/] {job.status}: {len(attempts)} attempt(s), "
+                  f"{view['preemptions']} preemption(s), {held:.1f} s held")
+    for a in attempts:
+        console.print(f"  attempt {a.number}: {where(a)} at "
+                      f"${to_usd(a.price_per_hour_micros)}/h, {a.end_reason or a.status}")
+    label = SIMULATED if job.executor == "local" else "cost"
+    console.print(f"{label}: ${view['cost']} (on-demand equivalent ${view['on_demand_cost']})")
+    if job.status != "succeeded" and job.last_error:
+        from rich.text import Text
+
+        console.print(Text(job.last_error, style="red"))
+    if job.executor == "local":
+        console.print(f"checkpoint directory: {checkpoint_dir(job, load_stored_spec(job))}")

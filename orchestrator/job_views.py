@@ -1,0 +1,87 @@
+"""Plain, JSON-ready views of stored jobs and attempts (for `gpuopt jobs/status/submit`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from orchestrator.store.ledger import (
+    attempt_cost_micros,
+    job_cost_micros,
+    job_on_demand_micros,
+    on_demand_cost_micros,
+    to_usd,
+)
+
+SIMULATED = "simulated cost (local executor: priced as if on the planned placement)"
+
+
+def usd(micros: int | None) -> str | None:
+    value = to_usd(micros)
+    return None if value is None else str(value)
+
+
+def where(a: AttemptRow) -> str:
+    place = "/".join(p for p in (a.cloud, a.zone or a.region) if p)
+    return f"{a.gpu} x{a.gpu_count} {a.market} {place}"
+
+
+def attempt_view(a: AttemptRow, now: datetime) -> dict[str, Any]:
+    end = a.ended_at or now
+    return {
+        "attempt": a.number,
+        "cluster_name": a.cluster_name,
+        "status": a.status,
+        "cloud": a.cloud, "region": a.region, "zone": a.zone,
+        "instance_type": a.instance_type, "gpu": a.gpu, "gpu_count": a.gpu_count,
+        "market": a.market,
+        "price_per_hour": usd(a.price_per_hour_micros),
+        "on_demand_price_per_hour": usd(a.on_demand_price_per_hour_micros),
+        "started_at": a.started_at.isoformat(),
+        "ended_at": a.ended_at.isoformat() if a.ended_at else None,
+        "duration_seconds": round((end - a.started_at).total_seconds(), 3),
+        "cost": usd(attempt_cost_micros(a, now)),
+        "on_demand_cost": usd(on_demand_cost_micros(a, now)),
+        "end_reason": a.end_reason,
+        "exit_code": a.exit_code,
+        "wasted_seconds": a.wasted_seconds,
+        "progress": ({"step": a.progress_step, "total": a.progress_total}
+                     if a.progress_step is not None else None),
+        "detail": a.detail,
+        "last_log_lines": a.last_log_lines.splitlines() if a.last_log_lines else [],
+    }
+
+
+def progress_of(attempts: Sequence[AttemptRow]) -> tuple[int, int | None] | None:
+    for a in reversed(attempts):
+        if a.progress_step is not None:
+            return a.progress_step, a.progress_total
+    return None
+
+
+def job_view(job: JobRow, attempts: Sequence[AttemptRow], now: datetime) -> dict[str, Any]:
+    last = attempts[-1] if attempts else None
+    progress = progress_of(attempts)
+    return {
+        "id": job.id,
+        "name": job.name,
+        "owner": job.owner,
+        "team": job.team,
+        "status": job.status,
+        "executor": job.executor,
+        "submitted_at": job.submitted_at.isoformat(),
+        "deadline_at": job.deadline_at.isoformat() if job.deadline_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "budget": usd(job.budget_micros),
+        "placement": where(last) if last else None,
+        "attempts": len(attempts),
+        "preemptions": sum(a.end_reason == "preempted" for a in attempts),
+        "cost": usd(job_cost_micros(attempts, now)),
+        "on_demand_cost": usd(job_on_demand_micros(attempts, now)),
+        "cost_is_simulated": job.executor == "local",
+        "progress": {"step": progress[0], "total": progress[1]} if progress else None,
+        "exit_code": job.exit_code,
+        "last_error": job.last_error,
+    }

@@ -1,0 +1,167 @@
+"""Reading and writing jobs, attempts and events (the reconcile loop and the job commands).
+
+Every state change of a job is a *conditional* UPDATE (``WHERE status IN (<expected>)``):
+of two reconcile loops that act on the same job, only one sees its UPDATE match. A new
+attempt row is inserted in the same transaction as the job's claim, under the number the
+claimer expects (``UNIQUE (job_id, number)`` rejects a second insert of that number), and
+committed before the executor is asked to launch it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col
+
+from orchestrator.store.engine import Store
+from orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
+from providers.errors import UserError
+
+_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: readable when typed
+
+
+def new_job_id(name: str | None) -> str:
+    """``<name slug, at most 16 chars>-<6 random chars>``, e.g. ``quickstart-train-k7m2qx``."""
+    slug = "".join(c if c.isalnum() else "-" for c in (name or "job").lower())
+    slug = "-".join(p for p in slug.split("-") if p)[:16].strip("-") or "job"
+    return f"{slug}-{''.join(secrets.choice(_ALPHABET) for _ in range(6))}"
+
+
+def add_event(session: Session, job_id: str, at: datetime, kind: str, message: str) -> None:
+    session.add(JobEventRow(job_id=job_id, at=at, kind=kind, message=message))
+
+
+def find_job(session: Session, job_id: str) -> JobRow:
+    """The job with this id, or the only one whose id starts with it; else UserError (exit 2)."""
+    row = session.get(JobRow, job_id)
+    if row is not None:
+        return row
+    like = job_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(JobRow).where(col(JobRow.id).like(like, escape="\\")).limit(2)
+    ).scalars().all()
+    if len(rows) == 1:
+        return rows[0]
+    if rows:
+        raise UserError(f"job id {job_id!r} is ambiguous: give more of it (see `gpuopt jobs`)",
+                        exit_code=2)
+    raise UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
+
+
+def list_jobs(session: Session, statuses: Sequence[str] | None = None) -> list[JobRow]:
+    query = select(JobRow).order_by(col(JobRow.submitted_at), col(JobRow.id))
+    if statuses:
+        query = query.where(col(JobRow.status).in_(statuses))
+    return list(session.execute(query).scalars().all())
+
+
+def live_job_ids(session: Session) -> list[str]:
+    query = select(col(JobRow.id)).where(col(JobRow.status).in_(LIVE_JOB_STATUSES))
+    return list(session.execute(query.order_by(col(JobRow.submitted_at))).scalars().all())
+
+
+def attempts_of(session: Session, job_ids: Sequence[str]) -> dict[str, list[AttemptRow]]:
+    out: dict[str, list[AttemptRow]] = {j: [] for j in job_ids}
+    if not job_ids:
+        return out
+    rows = session.execute(
+        select(AttemptRow)
+        .where(col(AttemptRow.job_id).in_(job_ids))
+        .order_by(col(AttemptRow.job_id), col(AttemptRow.number))
+    ).scalars().all()
+    for row in rows:
+        out[row.job_id].append(row)
+    return out
+
+
+def events_of(session: Session, job_id: str) -> list[JobEventRow]:
+    return list(session.execute(
+        select(JobEventRow).where(col(JobEventRow.job_id) == job_id).order_by(col(JobEventRow.id))
+    ).scalars().all())
+
+
+def transition(
+    session: Session, job_id: str, expected: Sequence[str], now: datetime, **values: Any
+) -> bool:
+    """``UPDATE jobs SET ... WHERE id = :id AND status IN (:expected)``; True if it matched."""
+    result = session.execute(
+        update(JobRow)
+        .where(col(JobRow.id) == job_id, col(JobRow.status).in_(expected))
+        .values(updated_at=now, **values)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+def update_attempt(session: Session, attempt_id: int, expected: Sequence[str],
+                   **values: Any) -> bool:
+    result = session.execute(
+        update(AttemptRow)
+        .where(col(AttemptRow.id) == attempt_id, col(AttemptRow.status).in_(expected))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+class _Lost(Exception):
+    """Rolls the claim back: another loop got there first."""
+
+
+def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
+                  attempt: AttemptRow, now: datetime, message: str) -> bool:
+    """Claim the job for a new attempt and insert its row, in one committed transaction.
+
+    False when another loop got there first: the job was no longer in ``expected_status``
+    (or had cancel requested), or an attempt with this number already exists.
+    """
+    try:
+        with store.transaction() as session:
+            claimed = session.execute(
+                update(JobRow)
+                .where(
+                    col(JobRow.id) == job_id,
+                    col(JobRow.status).in_(expected_status),
+                    col(JobRow.cancel_requested) == False,  # noqa: E712
+                )
+                .values(status="launching", updated_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            if not getattr(claimed, "rowcount", 0):
+                raise _Lost
+            highest = session.execute(
+                select(func.max(col(AttemptRow.number))).where(col(AttemptRow.job_id) == job_id)
+            ).scalar()
+            if (highest or 0) + 1 != attempt.number:  # a stale view of the job
+                raise _Lost
+            session.add(attempt)
+            add_event(session, job_id, now, "launch", message)
+    except _Lost:
+        return False
+    except IntegrityError:
+        return False  # the unique (job_id, number) constraint: someone inserted it first
+    return True
+
+
+def recent_preemptions(
+    session: Session, since: datetime, executor: str
+) -> list[tuple[tuple[str, str, str], datetime]]:
+    """((cloud, region, zone or ""), ended_at) of attempts preempted (or that failed to
+    launch) since ``since``, among jobs run by ``executor``."""
+    rows = session.execute(
+        select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.zone),
+               col(AttemptRow.ended_at))
+        .join(JobRow, col(JobRow.id) == col(AttemptRow.job_id))
+        .where(
+            col(AttemptRow.ended_at) >= since,
+            or_(col(AttemptRow.end_reason) == "preempted",
+                col(AttemptRow.detail).like("launch failed%")),
+            col(JobRow.executor) == executor,
+        )
+    ).all()
+    return [((c, r, z or ""), at) for c, r, z, at in rows]

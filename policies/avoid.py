@@ -1,0 +1,27 @@
+"""Where not to place a job for a while: places preempted repeatedly in a recent window.
+
+SkyPilot's EAGER_NEXT_REGION re-placed a preempted job straight back into the zone that
+had just preempted it (skypilot issue 10021). Here a place (cloud, region, zone or "")
+where ``threshold`` or more attempts were preempted within the ``window`` before ``now``
+is avoided (until enough of those preemptions are older than the window). Pure: the
+caller hands over the preemptions it knows of.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+Place = tuple[str, str, str]  # (cloud, region, zone or "")
+REPEATED = 2  # preemptions in one place within the window that make it "repeated"
+
+
+def avoid_set(
+    preemptions: Iterable[tuple[Place, datetime]],
+    now: datetime,
+    window: timedelta,
+    threshold: int = REPEATED,
+) -> frozenset[Place]:
+    recent = Counter(place for place, at in preemptions if now - window <= at <= now)
+    return frozenset(place for place, n in recent.items() if n >= threshold)
