@@ -1,0 +1,94 @@
+"""`gpuopt submit / jobs / status / logs / cancel` through the installed console script,
+each test in a fresh GPUOPT_HOME (no config, no cloud: the embedded price snapshot)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = REPO / "deploy" / "examples" / "quickstart.yaml"
+
+
+def _gpuopt() -> list[str]:
+    exe = Path(sys.executable).parent / "gpuopt"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("gpuopt")
+    if found is None:
+        pytest.skip("the gpuopt console script is not installed")
+    return [found]
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([*_gpuopt(), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=REPO, env=env)
+
+
+def test_dry_run_stores_nothing() -> None:
+    res = _run("submit", str(QUICKSTART), "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "dry run: nothing stored" in res.stdout
+    assert not (Path(os.environ["GPUOPT_HOME"]) / "data" / "gpuopt.db").exists()
+    listed = _run("jobs", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+
+
+def test_job_that_fits_nowhere_is_refused_with_the_nearest_miss(tmp_path: Path) -> None:
+    job = tmp_path / "huge.yaml"
+    job.write_text(
+        "name: huge\nrun: echo hi\nmodel:\n  params: 70b\nworkload:\n  type: finetune\n"
+        "  method: full\n  tokens: 1m\nresources:\n  gpus: [T4]\n  max_gpus_per_node: 1\n"
+    )
+    res = _run("submit", str(job))
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "fits nowhere" in res.stderr and "GiB" in res.stderr
+    assert "Traceback" not in res.stderr
+    listed = _run("jobs", "--json")
+    assert json.loads(listed.stdout) == []
+
+
+def test_unknown_job_id_exits_2() -> None:
+    for cmd in (("status", "nope-123"), ("logs", "nope-123"), ("cancel", "nope-123")):
+        res = _run(*cmd)
+        assert res.returncode == 2, (cmd, res.stderr)
+        assert "no job 'nope-123'" in res.stderr
+
+
+def test_readme_demo_runs_locally_to_success() -> None:
+    """`gpuopt submit deploy/examples/quickstart.yaml --wait` on a fresh machine."""
+    res = _run("submit", "deploy/examples/quickstart.yaml", "--wait", timeout=90)
+    match = re.search(r"submitted (\S+)", res.stdout)
+    assert match, res.stdout + res.stderr
+    job_id = match.group(1)
+    ckpt = REPO / "deploy" / "examples" / "checkpoints" / "quickstart" / job_id
+    try:
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert f"{job_id} succeeded: 1 attempt(s)" in res.stdout
+        assert "simulated cost (local executor" in res.stdout
+        result = json.loads((ckpt / "result.json").read_text())
+        assert result["steps"] == 600
+
+        status = json.loads(_run("status", job_id, "--json").stdout)
+        assert status["status"] == "succeeded" and status["progress"] == {
+            "step": 600, "total": 600}
+        (attempt,) = status["attempt_list"]
+        assert attempt["end_reason"] == "succeeded" and attempt["cost"] == status["cost"]
+        listed = json.loads(_run("jobs", "--json").stdout)
+        assert [j["id"] for j in listed] == [job_id]
+        logs = _run("logs", job_id)
+        assert logs.returncode == 0 and "done: loss" in logs.stdout
+    finally:
+        shutil.rmtree(ckpt, ignore_errors=True)
+        for parent in (ckpt.parent, ckpt.parent.parent):
+            with contextlib.suppress(OSError):
+                parent.rmdir()
