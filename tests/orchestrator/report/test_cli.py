@@ -107,18 +107,6 @@ def test_email_without_recipients_says_what_to_set() -> None:
         CliRunner().invoke(app(), ["report", "--email"], catch_exceptions=False)
 
 
-def test_the_real_store_without_ledger_tables_is_a_clear_error() -> None:
-    import importlib.util
-
-    from orchestrator.cli.app import build_app
-    from providers.errors import UserError
-
-    if importlib.util.find_spec("orchestrator.store.ledger") is not None:
-        pytest.skip("the store has ledger tables now")
-    with pytest.raises(UserError, match="no ledger tables"):
-        CliRunner().invoke(build_app(), ["report"], catch_exceptions=False)
-
-
 def test_report_sender_from_configuration() -> None:
     from orchestrator.config import load_config
     from orchestrator.report.from_config import report_sender
