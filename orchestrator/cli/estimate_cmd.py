@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from jobs.spec import JobSpec
     from policies.fit import Fit
+    from policies.runtime import RuntimeEstimate
 
 
 def register(app: typer.Typer) -> None:
@@ -63,26 +65,52 @@ def estimate(
         fits = fits_for_all(arch, workload, spec.resources.gpus, max_gpus)
         rows = [(n, f) for n, f in fits.items()]
     breakdown = {k: v / GIB for k, v in est.components.items()}
+    runtimes = {name: _runtime(spec, name, f.count) for name, f in rows if f and f.fits}
     if as_json:
-        doc = {
+        doc: dict[str, object] = {
             "per_gpu_gib": round(est.total_bytes / GIB, 3),
             "breakdown": {k: round(v, 3) for k, v in breakdown.items()},
-            "fits": [f.to_json() for f in fits.values() if f is not None],
+            "fits": [
+                {**f.to_json(), **_runtime_json(runtimes.get(n))}
+                for n, f in fits.items() if f is not None
+            ],
         }
+        if gpu is not None:
+            doc.update(_runtime_json(runtimes.get(rows[0][0])))
         typer.echo(json.dumps(doc))
         return
-    _print_tables(spec.name or job_file.name, arch.name, est.gpus, breakdown, rows)
+    _print_tables(spec.name or job_file.name, arch.name, est.gpus, breakdown, rows, runtimes)
+
+
+def _runtime(spec: JobSpec, gpu: str, count: int) -> RuntimeEstimate | None:
+    """Hours and tokens/s on that configuration; None when the job gives no token count."""
+    from policies.runtime import estimate_runtime
+    from providers.hardware import GPUS
+
+    try:
+        return estimate_runtime(spec.resolved_model(), spec.workload, GPUS[gpu], count)
+    except ValueError:  # fine-tuning without tokens / epochs x dataset_tokens
+        return None
+
+
+def _runtime_json(rt: RuntimeEstimate | None) -> dict[str, float | None]:
+    if rt is None:
+        return {"est_hours": None, "tokens_per_second": None}
+    return {"est_hours": round(rt.hours, 4), "tokens_per_second": round(rt.tokens_per_second, 1)}
 
 
 def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float],
-                  rows: list[tuple[str, Fit | None]]) -> None:
+                  rows: list[tuple[str, Fit | None]],
+                  runtimes: dict[str, RuntimeEstimate | None]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from orchestrator.cli.console import out_console
     from policies.fit import HEADROOM_FRACTION
 
     console = out_console()
-    table = Table(title=f"{title} ({model}): peak per GPU, {gpus} GPU(s)", title_justify="left")
+    console.print(f"[bold]{escape(title)}[/] ({model}): peak memory per GPU on {gpus} GPU(s)")
+    table = Table()
     table.add_column("component")
     table.add_column("GiB", justify="right")
     for key, value in breakdown.items():
@@ -93,12 +121,15 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     fit_table = Table(
         title=f"Smallest fit (usable = {HEADROOM_FRACTION:.0%} of GPU memory)", title_justify="left"
     )
-    for col in ("GPU", "count", "per GPU GiB", "free GiB"):
+    for col in ("GPU", "count", "per GPU GiB", "free GiB", "est. hours", "tokens/s"):
         fit_table.add_column(col, justify="left" if col == "GPU" else "right")
     for name, fit in rows:
         if fit is None or not fit.fits:
-            fit_table.add_row(name, "-", "-", "[red]does not fit[/]")
+            fit_table.add_row(name, "-", "-", "[red]does not fit[/]", "-", "-")
         else:
+            rt = runtimes.get(name)
             fit_table.add_row(name, str(fit.count), f"{fit.per_gpu_gib:.2f}",
-                              f"{fit.free_gib:.2f}")
+                              f"{fit.free_gib:.2f}",
+                              f"{rt.hours:,.1f}" if rt else "-",
+                              f"{rt.tokens_per_second:,.0f}" if rt else "-")
     console.print(fit_table)
