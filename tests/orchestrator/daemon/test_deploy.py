@@ -33,7 +33,10 @@ _KEY = re.compile(r"^#?\s?([a-z_][a-z0-9_-]*)\s*=\s*(.+)$")
 NOT_IN_FILES = {("smtp", "password")}
 
 
-def model_options(model: type[BaseModel], prefix: str = "") -> tuple[set[str], set[tuple[str, str]]]:
+Options = tuple[set[str], set[tuple[str, str]]]
+
+
+def model_options(model: type[BaseModel], prefix: str = "") -> Options:
     """(table names, (table, key) pairs) of the configuration model."""
     tables: set[str] = set()
     keys: set[tuple[str, str]] = set()
@@ -57,7 +60,7 @@ def model_options(model: type[BaseModel], prefix: str = "") -> tuple[set[str], s
     return tables, keys
 
 
-def example_options(text: str) -> tuple[set[str], set[tuple[str, str]]]:
+def example_options(text: str) -> Options:
     tables: set[str] = set()
     keys: set[tuple[str, str]] = set()
     table = ""
