@@ -38,8 +38,10 @@ def test_json_shape() -> None:
     assert abs(sum(doc["breakdown"].values()) - doc["per_gpu_gib"]) < 0.01
     assert doc["fits"], "a QLoRA 7B job fits somewhere"
     for fit in doc["fits"]:
-        assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib"}
+        assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib", "est_hours",
+                            "tokens_per_second"}
         assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
+        assert fit["est_hours"] > 0 and fit["tokens_per_second"] > 0
 
 
 def test_gpu_option_estimates_that_configuration() -> None:
@@ -47,6 +49,17 @@ def test_gpu_option_estimates_that_configuration() -> None:
                           "H100:8", "--json").stdout)
     assert [f["gpu"] for f in one["fits"]] == ["H100"] and one["fits"][0]["count"] == 8
     assert abs(one["per_gpu_gib"] - one["fits"][0]["per_gpu_gib"]) < 0.01
+    assert one["est_hours"] == one["fits"][0]["est_hours"] > 0
+    assert one["tokens_per_second"] > 0
+
+
+def test_faster_gpu_gives_fewer_hours_for_the_same_job() -> None:
+    def hours(gpu: str) -> float:
+        res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--gpu", gpu, "--json")
+        return float(json.loads(res.stdout)["est_hours"])
+
+    # dense bf16: L4 121 TFLOPS, A100 312 TFLOPS
+    assert hours("L4:1") > 2 * hours("A100-40GB:1")
 
 
 def test_table_output() -> None:
