@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -147,13 +147,22 @@ def _hours_left(ctx: PlacementContext) -> float | None:
 
 
 def _configs(
-    arch: Architecture, workload: WorkloadSpec, spec: JobSpec, ctx: PlacementContext
-) -> tuple[list[_Config], list[Exclusion]]:
-    """Per allowed GPU model, the smallest count that fits and meets the deadline."""
+    arch: Architecture,
+    workload: WorkloadSpec,
+    spec: JobSpec,
+    ctx: PlacementContext,
+    has_offers: Callable[[str, int], bool],
+) -> tuple[list[_Config], list[Exclusion], bool]:
+    """Per allowed GPU model, the smallest count that fits, meets the deadline on-demand
+    and is sold somewhere (AWS sells A100s only by 8: then 8 is what "needed" means).
+
+    Also says whether the job fits the memory of any allowed GPU at all.
+    """
     configs: list[_Config] = []
     excluded: list[Exclusion] = []
     hours_left = _hours_left(ctx)
     estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
+    fits_somewhere = False
     for name in spec.resources.gpus:
         gpu = GPUS[name]
         counts = candidate_counts(arch, workload, spec.resources.max_gpus_per_node)
@@ -166,9 +175,15 @@ def _configs(
                 f"{usable_gib(gpu):.1f} GiB usable"
             )))
             continue
+        fits_somewhere = True
+        sold = [f for f in fitting if has_offers(name, f.count)]
+        if not sold:
+            counts_text = "/".join(str(f.count) for f in fitting)
+            excluded.append(Exclusion(name, f"no offer for {name} x{counts_text}"))
+            continue
         chosen: _Config | None = None
         slowest_hours = 0.0
-        for fit in fitting:
+        for fit in sold:
             rt = estimate_runtime(arch, workload, gpu, fit.count, estimates)
             hours = rt.hours * ctx.remaining_fraction
             slowest_hours = hours
@@ -182,7 +197,7 @@ def _configs(
             )))
             continue
         configs.append(chosen)
-    return configs, excluded
+    return configs, excluded, fits_somewhere
 
 
 def _allowed_markets(spec: JobSpec, ctx: PlacementContext) -> tuple[Market, ...]:
@@ -221,31 +236,38 @@ def _owned_offers(index: OfferIndex, ctx: PlacementContext) -> list[Offer]:
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     arch = spec.resolved_model()
     workload = spec.workload
-    configs, excluded = _configs(arch, workload, spec, ctx)
     markets = _allowed_markets(spec, ctx)
+    owned = _owned_offers(index, ctx)
+
+    def has_offers(gpu: str, count: int) -> bool:
+        return any(index.sorted_offers(gpu, count, m) for m in markets) or any(
+            o.gpu == gpu and o.gpu_count == count for o in owned
+        )
+
+    configs, excluded, fits_somewhere = _configs(arch, workload, spec, ctx, has_offers)
     budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
     clouds = set(spec.resources.clouds)
     regions = set(spec.resources.regions) if spec.resources.regions else None
-    owned = _owned_offers(index, ctx)
 
-    heap: list[tuple[float, float, int, Candidate]] = []  # max-heap on -cost of the top N
+    heap: list[tuple[float, float, int, Candidate]] = []  # min-heap of the top N by -cost
+    best_of_gpu: dict[str, Candidate] = {}  # cheapest per GPU model, for the pick's reason
     seq = 0
     for cfg in configs:
         hours = cfg.runtime.hours * ctx.remaining_fraction
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
         why: Counter[str] = Counter()
-        seen = 0
         pool = [o for o in owned if o.gpu == cfg.gpu.name and o.gpu_count == cfg.fit.count]
         for market in markets:
-            pool_iter = index.sorted_offers(cfg.gpu.name, cfg.fit.count, market)
-            for offer in (*pool, *pool_iter) if market is Market.ON_DEMAND else pool_iter:
-                seen += 1
+            listed = index.sorted_offers(cfg.gpu.name, cfg.fit.count, market)
+            for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
                 price = float(offer.price_per_hour)
                 # Every candidate costs at least price x hours: once that exceeds the N-th
-                # best, no later (pricier) offer of this list can enter the top N.
-                if len(heap) >= ctx.top and price * hours >= -heap[0][0]:
+                # best (and this GPU model has its best already), no later, pricier offer
+                # of this list can enter the top N.
+                if (len(heap) >= ctx.top and price * hours >= -heap[0][0]
+                        and cfg.gpu.name in best_of_gpu):
                     break
                 if offer.cloud not in clouds or (regions and offer.region not in regions):
                     why["no offer in the allowed clouds/regions"] += 1
@@ -264,9 +286,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     )
                     n_pre = hazard * hours
                     expected = hours + n_pre * lost
-                    if hours_left is not None and hours + lost + ctx.restart_overhead_hours > (
-                        hours_left
-                    ):
+                    slack_needed = hours + lost + ctx.restart_overhead_hours
+                    if hours_left is not None and slack_needed > hours_left:
                         why["spot: no slack for a preemption before the deadline"] += 1
                         continue
                 cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
@@ -277,18 +298,16 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     continue
                 cand = Candidate(offer, cfg.fit, cfg.runtime, hours, expected, cost, n_pre,
                                  source)
+                known = best_of_gpu.get(cfg.gpu.name)
+                if known is None or cost < known.expected_cost:
+                    best_of_gpu[cfg.gpu.name] = cand
                 seq += 1
                 item = (-float(cost), -hours, -seq, cand)
                 if len(heap) < ctx.top:
                     heapq.heappush(heap, item)
                 elif item > heap[0]:
                     heapq.heapreplace(heap, item)
-        if seen == 0:
-            excluded.append(Exclusion(cfg.gpu.name, (
-                f"no {'/'.join(m.value for m in markets)} offer for {cfg.gpu.name} "
-                f"x{cfg.fit.count}"
-            )))
-        elif not any(c[3].offer.gpu == cfg.gpu.name for c in heap) and why:
+        if cfg.gpu.name not in best_of_gpu and why:
             reason, _ = why.most_common(1)[0]
             excluded.append(Exclusion(cfg.gpu.name, reason))
 
@@ -298,11 +317,12 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     )
     if ranked:
         best = ranked[0].expected_cost
-        ranked = [replace(ranked[0], reason=top_reason(ranked))] + [
+        others = [c for g, c in best_of_gpu.items() if g != ranked[0].offer.gpu]
+        ranked = [replace(ranked[0], reason=top_reason(ranked[0], others))] + [
             replace(c, reason=f"{_money(c.expected_cost - best)} more than the top pick")
             for c in ranked[1:]
         ]
-    nearest = None if configs else nearest_miss(arch, workload, spec)
+    nearest = None if fits_somewhere else nearest_miss(arch, workload, spec)
     return Plan(tuple(ranked), tuple(excluded), nearest)
 
 
@@ -314,12 +334,11 @@ def _money(x: Decimal) -> str:
     return f"${x.quantize(CENT, rounding=ROUND_HALF_EVEN):,}"
 
 
-def top_reason(ranked: Sequence[Candidate]) -> str:
+def top_reason(top: Candidate, others: Sequence[Candidate]) -> str:
     """One sentence on why the top pick wins, against the best other GPU model."""
-    top = ranked[0]
     o = top.offer
     head = f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}"
-    other = next((c for c in ranked[1:] if c.offer.gpu != o.gpu), None)
+    other = min(others, key=lambda c: c.expected_cost, default=None)
     if other is None:
         cost = _money(top.expected_cost)
         return f"{head}: the only GPU model that fits within the limits: {cost}"
