@@ -202,3 +202,29 @@ def test_fits_nowhere_names_the_need_and_what_would_help() -> None:
     assert plan.nearest_miss.startswith("needs ")
     assert "the largest allowed is A100-80GB 80 GiB" in plan.nearest_miss
     assert "QLoRA" in plan.nearest_miss
+
+
+def test_smallest_count_that_is_sold_when_the_smallest_fit_is_not() -> None:
+    infer = ("  type: inference\n  precision: bf16\n  prompt_tokens: 512\n"
+             "  output_tokens: 256\n  requests: 10000\n")
+    big = spec("resources:\n  gpus: [A100-80GB]\n", workload=infer, model="llama-2-70b")
+    only_eight = OfferIndex.build([offer("A100-80GB", 8, "27.45")])
+    counts = {c.offer.gpu_count for c in plan_job(big, only_eight, ctx()).candidates}
+    assert counts == {8}
+
+
+def test_deadline_miss_is_not_reported_as_a_memory_miss() -> None:
+    s = _spot_vs_od_spec(1)
+    plan = plan_job(s, OfferIndex.build([offer("A100-80GB", 1, "4.00")]),
+                    ctx(deadline_at=NOW + timedelta(hours=1)))
+    assert not plan.candidates and plan.nearest_miss is None
+
+
+def test_pick_is_explained_against_the_best_other_model_even_outside_the_top() -> None:
+    s = spec("resources:\n  gpus: [A100-80GB, H100]\n  max_gpus_per_node: 1\n",
+             workload="  type: finetune\n  method: lora\n  tokens: 100m\n")
+    offers = [offer("H100", 1, f"{7 + i / 100:.2f}", region=f"r{i}") for i in range(5)]
+    offers.append(offer("A100-80GB", 1, "4.00"))
+    plan = plan_job(s, OfferIndex.build(offers), ctx(top=2))
+    assert [c.offer.gpu for c in plan.candidates] == ["H100", "H100"]
+    assert plan.best is not None and "of A100-80GB x1 but" in plan.best.reason
