@@ -58,6 +58,10 @@ def test_kill_9_and_sigterm_mid_job_then_job_completes_exactly_once(
     # Long enough (~20 s) to outlive two daemons; the program itself is unchanged.
     spec = spec.replace("TRAIN_STEPS: 600", "TRAIN_STEPS: 400").replace(
         "TRAIN_SLEEP: 0.01", "TRAIN_SLEEP: 0.05")
+    # Launch at once: this test is about the daemon's restarts, not the spot policy's
+    # choice to wait for a cheaper price while the deadline leaves slack.
+    spec = spec.replace("spot: auto", "spot: never")
+    assert "spot: never" in spec
     assert "TRAIN_SLEEP: 0.05" in spec
     (work / "quickstart.yaml").write_text(spec)
     home = tmp_path / "home"
