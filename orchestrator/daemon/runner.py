@@ -164,6 +164,24 @@ def _migrate_serialised(url: str, dialect_hint: str) -> Store:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
 
 
+def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store | None:
+    """The store; on PostgreSQL, wait for an unreachable server (a daemon started before
+    its database, e.g. at boot) instead of exiting. None if stopped while waiting."""
+    if dialect != "postgresql":
+        return _migrate_serialised(url, dialect)
+    import psycopg
+
+    delay = 1.0
+    while not stop.is_set():
+        try:
+            return _migrate_serialised(url, dialect)
+        except psycopg.OperationalError as err:
+            log.warning("PostgreSQL not reachable (%s); retrying in %.0fs", err, delay)
+        stop.wait(delay)
+        delay = min(delay * 2, 30.0)
+    return None
+
+
 def run_daemon(settings: Settings, *, log_format: str | None = None,
                clock: Clock = utc_now) -> int:
     """Run until SIGTERM / SIGINT; returns the exit code (0)."""
@@ -188,7 +206,9 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_a: stop.set())
                 for sig in (signal.SIGTERM, signal.SIGINT)}
-    store = _migrate_serialised(url, dialect)
+    store = _open_when_reachable(url, dialect, stop)
+    if store is None:
+        return 0
     started = clock()
     node = NodeInfo(
         node_id=f"{socket.gethostname()}:{os.getpid()}:{int(started.timestamp())}",

@@ -1,0 +1,110 @@
+"""The daemon's tasks in-process: leadership gate, poll bookkeeping per cloud, failure
+isolation, compaction through the task."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from orchestrator.config import load_config
+from orchestrator.daemon.runtime import RuntimeState
+from orchestrator.daemon.tasks import DaemonTasks
+from providers.base import CredentialsMissing, FetchResult
+from tests.orchestrator.store.conftest import make_offer
+
+NOW = datetime(2026, 11, 30, 9, tzinfo=UTC)
+
+
+class FakeProvider:
+    def __init__(self, cloud: str, outcome: str) -> None:
+        self.cloud = cloud
+        self.outcome = outcome
+
+    def check_credentials(self) -> None:
+        if self.outcome == "no-credentials":
+            raise CredentialsMissing(f"{self.cloud}: no credentials")
+
+    def fetch(self, now: datetime, regions: Sequence[str] | None = None) -> FetchResult:
+        if self.outcome == "boom":
+            raise RuntimeError("503 from the pricing API")
+        return FetchResult(self.cloud, (make_offer("1.20", now, cloud=self.cloud),))
+
+
+@pytest.fixture
+def outcomes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    table = {"aws": "ok", "gcp": "no-credentials", "azure": "boom"}
+
+    def load(clouds: Sequence[str]) -> dict[str, object]:
+        return {c: FakeProvider(c, table[c]) for c in clouds}
+
+    monkeypatch.setattr("orchestrator.prices.poll.load_providers", load)
+    return table
+
+
+def make_tasks(store, leader: list[bool]) -> tuple[DaemonTasks, RuntimeState]:  # type: ignore[no-untyped-def]
+    runtime = RuntimeState("test")
+    settings = load_config(env={})
+    return DaemonTasks(store, settings, runtime, lambda: leader[0], lambda: NOW), runtime
+
+
+def test_polls_record_status_per_cloud_and_isolate_failures(store, outcomes) -> None:  # type: ignore[no-untyped-def]
+    from orchestrator.store.daemon_state import list_polls
+    from orchestrator.store.prices import latest_offers
+
+    tasks, runtime = make_tasks(store, [True])
+    for cloud in ("aws", "gcp", "azure"):
+        tasks.poll(cloud)
+    polls = {p.cloud: p for p in list_polls(store)}
+    assert polls["aws"].last_status == "ok" and polls["aws"].last_ok_at == NOW
+    assert polls["gcp"].last_status == "skipped" and polls["gcp"].last_ok_at is None
+    assert polls["azure"].last_status == "error" and "503" in (polls["azure"].last_error or "")
+    with store.session() as s:
+        assert [o.cloud for o in latest_offers(s)] == ["aws"]
+    _role, _since, _outcomes, runs, failures = runtime.snapshot()
+    # A cloud's error is a recorded poll result, not a crashed task.
+    assert runs == {"poll-aws": 1, "poll-gcp": 1, "poll-azure": 1} and failures == {}
+
+
+def test_nothing_runs_unless_leader(store, outcomes) -> None:  # type: ignore[no-untyped-def]
+    from orchestrator.store.daemon_state import list_polls
+
+    leader = [False]
+    tasks, runtime = make_tasks(store, leader)
+    tasks.poll("aws")
+    tasks.compact()
+    tasks.report_tick()
+    assert list_polls(store) == [] and runtime.snapshot()[3] == {}
+    leader[0] = True
+    tasks.poll("aws")
+    assert [p.cloud for p in list_polls(store)] == ["aws"]
+
+
+def test_a_failing_step_is_counted_and_never_escapes(store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def broken(*_a: object, **_k: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("orchestrator.store.compaction.compact_price_history", broken)
+    tasks, runtime = make_tasks(store, [True])
+    tasks.compact()  # does not raise
+    _r, _s, outcomes, runs, failures = runtime.snapshot()
+    assert runs["compaction"] == 1 and failures["compaction"] == 1
+    assert "disk full" in (outcomes["compaction"].error or "")
+    assert runtime.wait_idle(0.1)
+
+
+def test_compaction_task_uses_the_configured_age_and_resolution(store) -> None:  # type: ignore[no-untyped-def]
+    from orchestrator.store.prices import price_history, record_offers
+    from providers.offer_filter import OfferFilter
+
+    old = NOW - timedelta(days=200)
+    with store.transaction() as s:
+        for i, p in enumerate(["1.00", "1.10", "1.00", "1.10", "1.05"]):
+            record_offers(s, [make_offer(p, old + timedelta(minutes=5 * i))])
+        record_offers(s, [make_offer("2.00", NOW - timedelta(days=1))])
+    tasks, _rt = make_tasks(store, [True])  # defaults: after 90d, resolution 1h
+    tasks.compact()
+    with store.session() as s:
+        hist = price_history(s, OfferFilter())
+    assert len(hist) == 2 and hist[-1].offer.price_per_hour == 2
