@@ -67,5 +67,7 @@ class PriceChange(SQLModel, table=True):
 def import_all_tables() -> None:
     """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
     # Later table modules: add their import here.
-    from orchestrator.store import jobs_tables  # noqa: F401
-    from orchestrator.store import daemon_tables  # noqa: F401
+    from orchestrator.store import (
+        daemon_tables,  # noqa: F401
+        jobs_tables,  # noqa: F401
+    )
