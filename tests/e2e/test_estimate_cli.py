@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.cli import gpuopt_command
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "deploy" / "examples"
 
 
-def _gpuopt() -> list[str]:
-    exe = Path(sys.executable).parent / "gpuopt"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("gpuopt")
-    if found is None:
-        pytest.skip("the gpuopt console script is not installed")
-    return [found]
-
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*_gpuopt(), *args], capture_output=True, text=True, timeout=60,
+    return subprocess.run([*gpuopt_command(), *args], capture_output=True, text=True, timeout=60,
                           cwd=REPO)
 
 

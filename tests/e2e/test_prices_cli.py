@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
-import pytest
+from tests.e2e.cli import gpuopt_command
 
 REQUIRED = {
     "cloud",
@@ -27,15 +26,6 @@ REQUIRED = {
 }
 
 
-def _gpuopt() -> list[str]:
-    exe = Path(sys.executable).parent / "gpuopt"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("gpuopt")
-    if found is None:
-        pytest.skip("the gpuopt console script is not installed")
-    return [found]
-
 
 def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GPUOPT_")}
@@ -44,7 +34,7 @@ def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         clean.pop(var, None)
     clean.update({"GPUOPT_HOME": str(home), "COLUMNS": "200", **env})
     return subprocess.run(
-        [*_gpuopt(), *args], capture_output=True, text=True, timeout=120, cwd=home, env=clean
+        [*gpuopt_command(), *args], capture_output=True, text=True, timeout=120, cwd=home, env=clean
     )
 
 

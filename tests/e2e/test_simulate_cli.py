@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.cli import gpuopt_command
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = Path("..") / "shared" / "data" / "spot-traces"  # relative to the repo root
 TRACE_2022 = TRACES / "aws-2022-10-26"
 
 
-def _gpuopt() -> list[str]:
-    exe = Path(sys.executable).parent / "gpuopt"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("gpuopt")
-    if found is None:
-        pytest.skip("the gpuopt console script is not installed")
-    return [found]
-
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*_gpuopt(), "simulate", *args], capture_output=True, text=True,
+    return subprocess.run([*gpuopt_command(), "simulate", *args], capture_output=True, text=True,
                           timeout=120, cwd=REPO)
 
 

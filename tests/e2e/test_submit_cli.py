@@ -9,29 +9,19 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from tests.e2e.cli import gpuopt_command
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "deploy" / "examples" / "quickstart.yaml"
 
 
-def _gpuopt() -> list[str]:
-    exe = Path(sys.executable).parent / "gpuopt"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("gpuopt")
-    if found is None:
-        pytest.skip("the gpuopt console script is not installed")
-    return [found]
-
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([*_gpuopt(), *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=REPO, env=env)
+    return subprocess.run([*gpuopt_command(), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO, env=env)
 
 
 def test_dry_run_stores_nothing() -> None:
