@@ -1,7 +1,16 @@
-"""Suite-wide isolation: every test gets its own GPUOPT_HOME, and no test reaches a cloud."""
+"""Suite-wide fixtures: every test gets its own GPUOPT_HOME and no test reaches a cloud;
+databases of each kind for the tests that need a store.
+
+PostgreSQL: a throwaway database gpuopt_test_<random> on 127.0.0.1:5432 (trust auth,
+user postgres; GPUOPT_TEST_PG overrides the admin URL), created once per test session
+and dropped at the end; each test that asks for it gets an empty schema. When the server
+is unreachable those cases are skipped with the reason (CI has the server).
+"""
 
 from __future__ import annotations
 
+import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +18,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+PG_ADMIN = os.environ.get("GPUOPT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +39,50 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is absent (CI always has ../shared beside the checkout)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The URL of a throwaway PostgreSQL database for this test session."""
+    import sqlalchemy as sa
+
+    admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception as err:  # pragma: no cover - depends on the machine
+        admin.dispose()
+        pytest.skip(
+            f"PostgreSQL not reachable at {PG_ADMIN} ({type(err).__name__}); "
+            "CI runs these tests against its PostgreSQL server"
+        )
+    name = f"gpuopt_test_{secrets.token_hex(4)}"
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield PG_ADMIN.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> str:
+    """The session's PostgreSQL database with an empty schema."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(pg_server)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+        conn.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    return pg_server
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database (no tables) of each kind: the test runs once per kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'gpuopt.db'}"
+    return str(request.getfixturevalue("pg_url"))

@@ -4,7 +4,6 @@ store tests' pattern), and helpers to run `gpuopt daemon` as a real process."""
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import subprocess
 import sys
@@ -14,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-PG_ADMIN = os.environ.get("GPUOPT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -22,52 +20,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def daemon_pg_server() -> Iterator[str]:
-    """A throwaway database gpuopt_daemon_<random>, dropped at the end of the session."""
-    import sqlalchemy as sa
-
-    admin = sa.create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except Exception as err:  # pragma: no cover - depends on the machine
-        admin.dispose()
-        pytest.skip(f"PostgreSQL not reachable at {PG_ADMIN} ({type(err).__name__})")
-    name = f"gpuopt_daemon_{secrets.token_hex(4)}"
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield PG_ADMIN.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-def _reset_pg(url: str) -> None:
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
-        conn.execute(sa.text("CREATE SCHEMA public"))
-    engine.dispose()
-
-
-@pytest.fixture
-def pg_url(daemon_pg_server: str) -> str:
-    _reset_pg(daemon_pg_server)
-    return daemon_pg_server
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'gpuopt.db'}"
-    return str(request.getfixturevalue("pg_url"))
 
 
 @pytest.fixture

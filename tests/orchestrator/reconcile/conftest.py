@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,6 @@ import pytest
 
 from jobs.executors.base import AttemptSpec, Executor, LaunchResult
 from tests.conftest import REPO_ROOT
-from tests.orchestrator.store.conftest import pg_url  # noqa: F401  (throwaway database)
 
 SCRIPT = REPO_ROOT / "deploy" / "examples" / "train_counter.py"
 
@@ -76,22 +75,6 @@ class CountingExecutor:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'gpuopt.db'}"
-        return
-    import sqlalchemy as sa
-
-    url: str = request.getfixturevalue("pg_url")
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:  # every test starts from an empty schema
-        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
-        conn.execute(sa.text("CREATE SCHEMA public"))
-    engine.dispose()
-    yield url
 
 
 @pytest.fixture

@@ -25,11 +25,11 @@ def _attempt(job_id: str, n: int, start: datetime, end: datetime | None,
                       started_at=start, ended_at=end, end_reason=reason if end else None)
 
 
-def test_claim_refuses_stale_status_and_taken_number(store_url: str) -> None:
+def test_claim_refuses_stale_status_and_taken_number(db_url: str) -> None:
     from orchestrator.store import open_store
     from orchestrator.store.jobs_repo import claim_attempt
 
-    store = open_store(store_url)
+    store = open_store(db_url)
     with store.transaction() as s:
         s.add(_job("a"))
     assert claim_attempt(store, "a", ("queued",), _attempt("a", 1, T0, None), T0, "go")
@@ -45,12 +45,12 @@ def test_claim_refuses_stale_status_and_taken_number(store_url: str) -> None:
     store.close()
 
 
-def test_report_ledger_window_and_exact_costs(store_url: str) -> None:
+def test_report_ledger_window_and_exact_costs(db_url: str) -> None:
     from orchestrator.store import open_store
     from orchestrator.store.ledger import load_report_ledger, observed_preemptions
 
     h = timedelta(hours=1)
-    store = open_store(store_url)
+    store = open_store(db_url)
     with store.transaction() as s:
         s.add_all([_job("old", "succeeded", T0 - 30 * h), _job("spans"),
                    _job("fin", "failed", T0 + 2 * h)])

@@ -19,13 +19,13 @@ from tests.orchestrator.reconcile.conftest import (
 JOBS = 3
 
 
-def test_two_loops_launch_each_attempt_once(store_url: str, tmp_path: Path) -> None:
+def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None:
     from orchestrator.config import load_config
     from orchestrator.reconcile import reconcile_once
     from orchestrator.store import open_store
     from orchestrator.store.jobs_repo import attempts_of, list_jobs
 
-    setup = open_store(store_url)
+    setup = open_store(db_url)
     ids = []
     for i in range(JOBS):
         (tmp_path / f"j{i}").mkdir()
@@ -38,7 +38,7 @@ def test_two_loops_launch_each_attempt_once(store_url: str, tmp_path: Path) -> N
     stop = threading.Event()
 
     def loop() -> None:  # one "daemon": its own store handle and executor instance
-        store = open_store(store_url)
+        store = open_store(db_url)
         # Attempts 1 and 2 of every job are preempted: re-placement races too.
         ex = CountingExecutor(LocalExecutor(tmp_path / "attempts",
                                             preemption=PreemptAtTimes((0.2, 0.2))),
