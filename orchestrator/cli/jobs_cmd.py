@@ -64,7 +64,9 @@ def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
 
     table = Table(title_justify="left")
     for col in ("id", "name", "owner", "status", "placement", "attempts", "cost USD"):
-        table.add_column(col, justify="right" if col in ("attempts", "cost USD") else "left")
+        # the id is what `gpuopt status ID` takes: never truncated; the rest may wrap
+        table.add_column(col, justify="right" if col in ("attempts", "cost USD") else "left",
+                         no_wrap=col in ("id", "status"))
     for v in views:
         cost = v["cost"] + (" (simulated)" if v["cost_is_simulated"] else "")
         table.add_row(v["id"], v["name"], v["owner"] or "", v["status"], v["placement"] or "",
