@@ -27,35 +27,24 @@ def build_app() -> typer.Typer:
     @app.callback()
     def _root() -> None:
         """Place GPU jobs on the cheapest cloud GPU that fits, and keep them running."""
-    # One line per command module; each module's register() adds its commands.
-    from orchestrator.cli import estimate_cmd
 
-    estimate_cmd.register(app)
-    from orchestrator.cli import config_cmd, prices_cmd
+    # Each command module's register() adds its commands; this order is --help's order.
+    from orchestrator.cli import (
+        config_cmd,
+        daemon_cmd,
+        estimate_cmd,
+        jobs_cmd,
+        plan_cmd,
+        prices_cmd,
+        report_cmd,
+        simulate_cmd,
+        skypilot_cmd,
+        submit_cmd,
+    )
 
-    prices_cmd.register(app)
-    config_cmd.register(app)
-    from orchestrator.cli import plan_cmd
-
-    plan_cmd.register(app)
-    from orchestrator.cli import simulate_cmd
-
-    simulate_cmd.register(app)
-    from orchestrator.cli import report_cmd
-
-    report_cmd.register(app)
-    from orchestrator.cli import submit_cmd
-
-    submit_cmd.register(app)
-    from orchestrator.cli import jobs_cmd
-
-    jobs_cmd.register(app)
-    from orchestrator.cli import skypilot_cmd
-
-    skypilot_cmd.register(app)
-    from orchestrator.cli import daemon_cmd
-
-    daemon_cmd.register(app)
+    for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, simulate_cmd,
+                   report_cmd, daemon_cmd, config_cmd, skypilot_cmd):
+        module.register(app)
     return app
 
 
