@@ -2,9 +2,16 @@
 
     /work/venv/bin/python benchmarks/simulate_sweep.py [--starts N] [--traces DIR]
 
-Every trace file alone and the files of each folder together (multi-zone), task 48 h,
+Every trace file alone and, as multi-zone sets, the files of each folder that record the
+same instance type (``<zone>_<gpu>_<count>.json``) together; task 48 h,
 deadlines 52 h and 56 h, restart overhead 0.1 h, on-demand 3.06 and spot 0.9731 USD/h;
 prints each policy's mean / worst cost, misses and ratio to the omniscient optimum.
+
+Earlier versions made the multi-zone sets "every file of a folder", which put K80 and V100
+traces (different instance types, speeds and prices) side by side as interchangeable
+zones of one job; that is not a placement a job can make, so the 2022 folder is now four
+two-zone sets (k80_1, k80_8, v100_1, v100_8 across us-west-2a/2b). Results on the old
+set are quoted in the issue notes for comparison.
 """
 
 from __future__ import annotations

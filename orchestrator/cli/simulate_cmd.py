@@ -82,7 +82,7 @@ def simulate(
     ] = 24,
     zones: Annotated[
         str, typer.Option("--zones", help="With --sweep: single (each trace alone), multi "
-                          "(traces of one folder together), or both.")
+                          "(traces of one folder and instance type together), or both.")
     ] = "both",
     plot: Annotated[
         Path | None, typer.Option("--plot", help="With --sweep: draw mean cost vs deadline "

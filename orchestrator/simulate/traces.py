@@ -93,18 +93,31 @@ def one_gap(traces: Sequence[Trace]) -> float:
     return gaps.pop()
 
 
+def instance_kind(path: Path) -> str:
+    """The instance type a trace file records, from the spot-traces naming
+    ``<zone>_<gpu>_<count>.json`` (e.g. ``us-west-2a_v100_8`` -> ``v100_8``); files not
+    named that way count as one kind per folder."""
+    _, sep, kind = path.stem.partition("_")
+    return kind if sep else ""
+
+
 def sweep_sets(traces: Sequence[Trace], zones: str) -> list[TraceSet]:
-    """Trace sets for a sweep: each file alone ("single"), the files of each folder
-    together as candidate locations ("multi"), or both."""
+    """Trace sets for a sweep: each file alone ("single"), the files of each folder that
+    record the same instance type together as candidate zones ("multi"), or both.
+
+    Only the same instance type is combined: a job can move between zones, not between
+    a K80 and a V100 (different speed and price), so mixing types as "zones" of one job
+    would credit the policy with capacity the job could not use."""
     sets: list[TraceSet] = []
     if zones in ("single", "both"):
         sets.extend(TraceSet(t.path.name, (t.data,), t.gap_s) for t in traces)
     if zones in ("multi", "both"):
-        by_dir: dict[Path, list[Trace]] = {}
+        groups: dict[tuple[Path, str], list[Trace]] = {}
         for t in traces:
-            by_dir.setdefault(t.path.parent, []).append(t)
-        for folder, group in by_dir.items():
+            groups.setdefault((t.path.parent, instance_kind(t.path)), []).append(t)
+        for (folder, kind), group in groups.items():
             if len(group) < 2:
                 continue
-            sets.append(TraceSet(f"{folder.name}/*", tuple(t.data for t in group), one_gap(group)))
+            name = f"{folder.name}/*_{kind}.json" if kind else f"{folder.name}/*"
+            sets.append(TraceSet(name, tuple(t.data for t in group), one_gap(group)))
     return sets
