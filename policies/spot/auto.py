@@ -15,7 +15,9 @@ rounding, no extra 2d margin as in the published rules). Among the safe actions:
    hysteresis) or when the expected rest of the spot spell -- learned online from the
    spells seen so far, with a weak log-uniform prior -- saves more than the two
    restarts it risks (one now, one back to on-demand when preempted) cost in money
-   and in slack.
+   and in slack. Slack is valued by its scarcity: when what is left falls short of the
+   restarts the remaining work will need (spells learned), hopping for short spells
+   stops, so flickering spot no longer burns the slack that later, longer spells need.
 
 No constant here is fitted to any trace: the only inputs are the observation, the
 learned history and the prior in ``estimates``.
@@ -30,6 +32,10 @@ from policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spo
 from policies.spot.slack import is_safe
 
 DONE_EPS_S = 1e-3
+# How fast slack's value grows once it falls short of the restarts still needed (see
+# AutoPolicy._slack_value_per_s). 1 (linear) and 2 were both measured on the shared
+# traces; 2 was kept: the shortfall's cost is convex (it ends in on-demand lock-in).
+SCARCITY_POWER = 2.0
 
 
 def _spot_choices(obs: Observation) -> list[Hold]:
@@ -88,12 +94,34 @@ class AutoPolicy:
         return est.availability(obs.history.anywhere)
 
     def _slack_value_per_s(self, obs: Observation) -> float:
-        """USD one second of slack is worth at the end: the chance it is spent on spot
-        instead of on-demand, times the discount."""
+        """USD one second of slack is worth: the chance it is spent on spot instead of
+        on-demand, times the discount -- scaled up by how scarce slack is.
+
+        Every spot spell costs restarts (one in, one out to on-demand when it ends), so
+        the work left needs about ``2 d x work_left / mean spell`` seconds of slack just
+        to keep using spot. When the slack left falls short of that, each second of it
+        decides whether a later spell can be taken at all: running out locks the job on
+        on-demand for the rest of its run. That loss grows faster than linearly with the
+        shortfall, so the value is scaled by (need / slack)^2 (never below 1).
+        """
         p = self._availability(obs)
         od = float(obs.on_demand_price)
         sp = float(min(obs.spot_prices))
-        return p * max(od - sp, 0.0) / 3600.0
+        need = 2 * obs.restart_overhead_s * obs.work_left_s / self._mean_spell_s(obs)
+        slack = max(obs.time_left_s - obs.work_left_s, 1.0)
+        scarcity = max(1.0, need / slack) ** SCARCITY_POWER
+        return p * max(od - sp, 0.0) / 3600.0 * scarcity
+
+    @staticmethod
+    def _mean_spell_s(obs: Observation) -> float:
+        """Mean learned spot spell (prior included) of the best location; >= one tick."""
+        horizon = max(obs.time_left_s, obs.tick_s)
+        best = 0.0
+        for loc in obs.history.locations:
+            dist = est.length_distribution(loc.spells, horizon)
+            total = sum(w for _, w in dist)
+            best = max(best, sum(x * w for x, w in dist) / total)
+        return max(best, obs.tick_s)
 
     def _worth_hopping(self, obs: Observation, target: Hold) -> bool:
         """From on-demand to spot: expected saving over the spell beats the restarts."""
