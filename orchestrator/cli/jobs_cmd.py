@@ -9,6 +9,7 @@ import typer
 
 if TYPE_CHECKING:
     from orchestrator.store import Store
+    from orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration file (TOML).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -32,6 +33,25 @@ def _no_job(job_id: str) -> Exception:
     from providers.errors import UserError
 
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
+
+
+def _load_job(
+    job_id: str, config: Path | None, with_events: bool = False
+) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
+    """A job (by id or unique prefix), its attempts and, if asked, its events."""
+    from orchestrator.store.jobs_repo import attempts_of, events_of, find_job
+
+    store = _open(config)
+    if store is None:
+        raise _no_job(job_id)
+    try:
+        with store.session() as session:
+            job = find_job(session, job_id)
+            attempts = attempts_of(session, [job.id])[job.id]
+            events = events_of(session, job.id) if with_events else []
+    finally:
+        store.close()
+    return job, attempts, events
 
 
 def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
@@ -84,18 +104,8 @@ def status(
     from datetime import UTC, datetime
 
     from orchestrator.job_views import attempt_view, job_view
-    from orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
-    store = _open(config)
-    if store is None:
-        raise _no_job(job_id)
-    try:
-        with store.session() as session:
-            job = find_job(session, job_id)
-            attempts = attempts_of(session, [job.id])[job.id]
-            events = events_of(session, job.id)
-    finally:
-        store.close()
+    job, attempts, events = _load_job(job_id, config, with_events=True)
     now = datetime.now(UTC)
     view = job_view(job, attempts, now)
     view["attempt_list"] = [attempt_view(a, now) for a in attempts]
@@ -156,18 +166,9 @@ def logs(
 ) -> None:
     """Print an attempt's output."""
     from orchestrator.attempts import ExecutorCache
-    from orchestrator.store.jobs_repo import attempts_of, find_job
     from providers.errors import UserError
 
-    store = _open(config)
-    if store is None:
-        raise _no_job(job_id)
-    try:
-        with store.session() as session:
-            job = find_job(session, job_id)
-            attempts = attempts_of(session, [job.id])[job.id]
-    finally:
-        store.close()
+    job, attempts, _ = _load_job(job_id, config)
     if not attempts:
         raise UserError(f"{job.id} has not been launched yet ({job.status})", exit_code=2)
     chosen = attempts[-1] if attempt is None else next(
