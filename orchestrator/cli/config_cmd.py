@@ -39,7 +39,7 @@ def init(
     import os
 
     from orchestrator.cli.console import err_console
-    from orchestrator.config.render import STARTER
+    from orchestrator.config.render import starter_text
     from orchestrator.paths import default_config_file, ensure_private_dir
     from providers.errors import UserError
 
@@ -51,7 +51,7 @@ def init(
     ensure_private_dir(file.parent)
     fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(STARTER)
+        fh.write(starter_text())
     err_console().print(f"wrote {file}; check it with `gpuopt config show`")
 
 

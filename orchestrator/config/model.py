@@ -186,8 +186,9 @@ class DaemonConfig(_Section):
     compaction_resolution: Duration = timedelta(hours=1)
     metrics_address: str = "127.0.0.1:9464"
     log_format: LogFormat = LogFormat.TEXT
-    # Leadership between daemons on PostgreSQL: the leader renews its lease every
-    # lease_renew; the others take over when it has not been renewed for lease_ttl.
+    # Leadership between daemons on PostgreSQL (a session advisory lock): the leader
+    # re-checks its lock every lease_renew and stops working when it could not confirm it
+    # for lease_ttl; stand-bys retry every min(5s, lease_renew).
     lease_ttl: Duration = timedelta(seconds=60)
     lease_renew: Duration = timedelta(seconds=20)
 

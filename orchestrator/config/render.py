@@ -70,81 +70,13 @@ def to_toml(settings: Settings) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-STARTER = """\
-# gpuopt configuration. Every key is optional; the commented values are the defaults
-# (or examples). Each key can be overridden by an environment variable
-# GPUOPT_<SECTION>_<KEY>, e.g. GPUOPT_DATABASE_URL or GPUOPT_DAEMON_POLL_INTERVAL.
-# Check the result with `gpuopt config show`.
+def starter_text() -> str:
+    """The commented configuration file `gpuopt config init` writes.
 
-[database]
-# SQLAlchemy URL. Unset = SQLite in the data directory.
-# url = "postgresql+psycopg://gpuopt@localhost:5432/gpuopt"
+    One file serves both: it ships inside the package (config.example.toml) and
+    deploy/config.example.toml is a link to it, so the starter and the deploy example
+    cannot drift apart (tests check it against the Settings model).
+    """
+    from importlib.resources import files
 
-[clouds]
-# Clouds this installation uses. Unset = poll every cloud whose SDK finds credentials
-# (prices only) and run jobs locally.
-# enabled = ["aws", "gcp", "azure"]
-
-[clouds.aws]
-# Regions to poll and place in; empty = the adapter's default list.
-# regions = ["us-east-1", "us-west-2"]
-
-[clouds.gcp]
-# regions = ["us-central1", "europe-west4"]
-
-[clouds.azure]
-# regions = ["eastus", "westeurope"]
-
-[executor]
-# "auto" (local when [clouds] enabled is unset or empty, else skypilot), "local" or "skypilot".
-# default = "auto"
-
-# Reserved capacity you already own (used before buying more). Repeat per instance type.
-# [[reserved]]
-# cloud = "aws"
-# region = "us-east-1"
-# instance_type = "p4d.24xlarge"
-# count = 1
-
-[placement]
-# After a preemption, avoid that cloud/region/instance type/market for this long.
-# avoid_window = "30m"
-
-[placement.preemption_rates]
-# Expected spot interruptions per instance-hour when the cloud publishes no risk data.
-# aws = 0.05
-# gcp = 0.08
-# azure = 0.08
-
-[daemon]
-# poll_interval = "10m"
-# reconcile_interval = "20s"
-# Price-history compaction: how often, from what age, to what resolution.
-# compaction_interval = "1d"
-# compaction_after = "90d"
-# compaction_resolution = "1h"
-# metrics_address = "127.0.0.1:9464"
-# log_format = "text"            # or "json"
-# Leadership between daemons on PostgreSQL.
-# lease_ttl = "1m"
-# lease_renew = "20s"
-
-[report]
-# timezone = "UTC"               # IANA name, e.g. "Europe/Paris"
-# weekday = "monday"
-# time = "08:00"
-# from_address = "gpuopt@localhost"
-
-[report.recipients]
-# Team name = addresses that receive that team's weekly report.
-# ml-research = ["ml-leads@example.com"]
-
-[smtp]
-# host = "localhost"
-# port = 587
-# security = "starttls"          # "starttls", "tls" or "none"
-# username = "gpuopt"
-# The password is never written here: set GPUOPT_SMTP_PASSWORD, or point to a file
-# readable only by gpuopt:
-# password_file = "/etc/gpuopt/smtp-password"
-"""
+    return (files("orchestrator.config") / "config.example.toml").read_text(encoding="utf-8")

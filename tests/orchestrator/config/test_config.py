@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import ConfigError, ExecutorKind, Settings, load_config
-from orchestrator.config.render import MASK, STARTER, to_toml
+from orchestrator.config.render import MASK, starter_text, to_toml
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -170,9 +170,10 @@ def test_show_output_is_valid_toml_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_starter_file_parses_and_every_example_key_is_valid() -> None:
-    assert Settings.model_validate(tomllib.loads(STARTER)) == Settings()
+    starter = starter_text()
+    assert Settings.model_validate(tomllib.loads(starter)) == Settings()
     # Uncomment every "# key = value" line (and the [[reserved]] example): still valid.
-    uncommented = re.sub(r"(?m)^# (\[\[reserved\]\]|[a-z_\-]+ = .*)$", r"\1", STARTER)
+    uncommented = re.sub(r"(?m)^# (\[\[reserved\]\]|[a-z_\-]+ = .*)$", r"\1", starter)
     uncommented = re.sub(r"(?m)\s+# [^\"\n]*$", "", uncommented)
     settings = Settings.model_validate(tomllib.loads(uncommented))
     assert settings.reserved and settings.smtp.password_file
