@@ -23,13 +23,10 @@ from pydantic import (
     model_validator,
 )
 
+from jobs.units import DURATION_UNITS, duration_seconds
 from providers.offer import CLOUDS
 
 Cloud = Literal["aws", "gcp", "azure"]
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
 
 def parse_duration(value: object) -> object:
     """"10m" / "1h30m" / "20s" / "7d" (or a number of seconds) -> timedelta."""
@@ -38,18 +35,12 @@ def parse_duration(value: object) -> object:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return timedelta(seconds=value)
     if isinstance(value, str):
-        text = value.strip().lower().replace(" ", "")
-        if text.isdigit():
-            return timedelta(seconds=int(text))
-        pos, total = 0, 0.0
-        for m in _DURATION_PART.finditer(text):
-            if m.start() != pos:
-                break
-            total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-            pos = m.end()
-        if text and pos == len(text):
-            return timedelta(seconds=total)
-        raise ValueError(f"{value!r} is not a duration: write e.g. '20s', '10m', '1h30m', '7d'")
+        seconds = duration_seconds(value)
+        if seconds is None:
+            raise ValueError(
+                f"{value!r} is not a duration: write e.g. '20s', '10m', '1h30m', '7d'"
+            )
+        return timedelta(seconds=seconds)
     return value
 
 
@@ -60,7 +51,7 @@ def format_duration(value: timedelta) -> str:
         return "0s"
     out = []
     for unit in ("d", "h", "m", "s"):
-        size = _UNIT_SECONDS[unit]
+        size = DURATION_UNITS[unit]
         count, seconds = divmod(seconds, size)
         if count:
             out.append(f"{int(count)}{unit}")
@@ -145,14 +136,18 @@ class ReservedCapacity(_Section):
     count: int = Field(ge=1)
 
 
-_DEFAULT_PREEMPTION_RATES: dict[Cloud, float] = {"aws": 0.05, "gcp": 0.08, "azure": 0.08}
+def _default_preemption_rates() -> dict[Cloud, float]:
+    """The placement policy's documented per-cloud defaults (policies/preemption.py)."""
+    from policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR
+
+    return {cloud: DEFAULT_PREEMPTIONS_PER_HOUR[cloud] for cloud in ("aws", "gcp", "azure")}
 
 
 class PlacementConfig(_Section):
     # Expected spot interruptions per instance-hour when the cloud publishes no risk data;
     # clouds left out of the table keep their default.
     preemption_rates: dict[Cloud, float] = Field(
-        default_factory=lambda: dict(_DEFAULT_PREEMPTION_RATES)
+        default_factory=_default_preemption_rates
     )
     # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
     avoid_window: Duration = timedelta(minutes=30)
@@ -160,7 +155,7 @@ class PlacementConfig(_Section):
     @field_validator("preemption_rates", mode="before")
     @classmethod
     def _merge_defaults(cls, v: object) -> object:
-        return {**_DEFAULT_PREEMPTION_RATES, **v} if isinstance(v, dict) else v
+        return {**_default_preemption_rates(), **v} if isinstance(v, dict) else v
 
     @field_validator("preemption_rates")
     @classmethod
