@@ -49,13 +49,13 @@ def status(
     from orchestrator.config import load_config
     from orchestrator.daemon.status import DaemonStatus, gather_status, render_text
     from orchestrator.store import open_store_if_exists
-    from orchestrator.store.url import resolve_url
+    from orchestrator.store.url import resolve_url, shown_url
 
     settings = load_config(config)
     url = resolve_url(settings.database.url)
     store = open_store_if_exists(url)
     if store is None:
-        result = DaemonStatus(running=False, database=url, note="no database yet")
+        result = DaemonStatus(running=False, database=shown_url(url), note="no database yet")
     else:
         try:
             result = gather_status(store, settings, url, datetime.now(UTC))

@@ -27,3 +27,16 @@ def sqlite_file(url: str) -> Path | None:
     if not db or db == ":memory:" or db.startswith("file:"):
         return None
     return Path(db).expanduser()
+
+
+def shown_url(url: str) -> str:
+    """The URL with its password replaced by *** (for messages and status output)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{slash}{path}"
