@@ -4,7 +4,6 @@ store tests' pattern), and helpers to run `gpuopt daemon` as a real process."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,11 +14,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

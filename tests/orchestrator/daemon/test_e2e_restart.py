@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.net import free_port
 from tests.orchestrator.daemon.conftest import (
     REPO,
     daemon_env,
-    free_port,
     gpuopt_cmd,
     start_daemon,
     wait_for,

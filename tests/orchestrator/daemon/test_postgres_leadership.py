@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.orchestrator.daemon.conftest import daemon_env, free_port, start_daemon, wait_for
+from tests.net import free_port
+from tests.orchestrator.daemon.conftest import daemon_env, start_daemon, wait_for
 from tests.orchestrator.daemon.test_process import healthy
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.net import free_port
 from tests.orchestrator.daemon.conftest import (
     daemon_env,
-    free_port,
     gpuopt_cmd,
     start_daemon,
     wait_for,

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import ipaddress
-import socket
 import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -13,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.net import free_port, write_self_signed
 
 USER, PASSWORD = "reporter", "s3cret-pw"
 
@@ -66,48 +65,8 @@ class TlsFiles:
 @pytest.fixture(scope="session")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     """A self-signed certificate for 127.0.0.1 / localhost."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    return TlsFiles(*write_self_signed(tmp_path_factory.mktemp("tls")))
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    d = tmp_path_factory.mktemp("tls")
-    (d / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "key.pem").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return TlsFiles(d / "cert.pem", d / "key.pem")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 SmtpFactory = Callable[..., Any]

@@ -20,7 +20,8 @@ from orchestrator.report.sender import (
 )
 from orchestrator.report.smtp import SmtpMailer, SmtpSettings
 from orchestrator.report.weeks import IsoWeek
-from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory, free_port
+from tests.net import free_port
+from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory
 from tests.orchestrator.report.ledger import TEAM_BUDGETS, loader
 
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")

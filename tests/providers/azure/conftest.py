@@ -8,7 +8,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.providers.azure.server import Reply, Seen, write_self_signed
+from tests.net import write_self_signed
+from tests.providers.azure.server import Reply, Seen
 
 PRICES_PATH = "/api/retail/prices"
 

@@ -6,8 +6,6 @@ Azure SDK's bearer-token policy runs unmodified: it refuses tokens over plain ht
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import json
 import ssl
 import threading
@@ -42,44 +40,6 @@ def _default(o: Any) -> Any:
     if isinstance(o, Decimal):
         return float(o)  # the API writes numbers as JSON floats (0.526, 0.0, 216000.0)
     raise TypeError(type(o))
-
-
-def write_self_signed(directory: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
-    aki = x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski)
-    san = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(san, critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(ski, critical=False)
-        .add_extension(aki, critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
 
 
 @contextmanager
