@@ -150,5 +150,5 @@ def decide_placement(
     if avoid:
         shown = ", ".join("/".join(p for p in place if p) for place in sorted(avoid))
         note = (note + "; " if note else "") + f"avoiding {shown} (repeated preemptions)"
-    od = index.on_demand_price(best.offer.cloud, best.offer.region, best.offer.instance_type)
+    od = index.on_demand_offer(best.offer.cloud, best.offer.region, best.offer.instance_type)
     return Placed(best, od.price_per_hour if od is not None else None, note)

@@ -39,9 +39,6 @@ class OfferIndex:
     def sorted_offers(self, gpu: str, count: int, market: Market) -> tuple[Offer, ...]:
         return self.by_config.get((gpu, count, market), ())
 
-    def find_instance(self, cloud: str, region: str, instance_type: str) -> Offer | None:
-        """The on-demand offer of an instance type in a region (for its attributes)."""
+    def on_demand_offer(self, cloud: str, region: str, instance_type: str) -> Offer | None:
+        """The on-demand offer of an instance type in a region (its price, its attributes)."""
         return self.by_instance.get((cloud, region, instance_type))
-
-    def on_demand_price(self, cloud: str, region: str, instance_type: str) -> Offer | None:
-        return self.find_instance(cloud, region, instance_type)

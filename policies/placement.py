@@ -226,7 +226,7 @@ def _owned_offers(index: OfferIndex, ctx: PlacementContext) -> list[Offer]:
     for r in ctx.owned_reserved:
         if r.count <= 0:
             continue
-        like = index.find_instance(r.cloud, r.region, r.instance_type)
+        like = index.on_demand_offer(r.cloud, r.region, r.instance_type)
         if like is not None:
             owned.append(replace(like, market=Market.RESERVED_1Y, zone=None,
                                  price_per_hour=Decimal(0), source=like.source))
