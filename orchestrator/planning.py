@@ -37,7 +37,7 @@ def placement_context(
     observed: Mapping[tuple[str, str], tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlacementContext:
-    ctx = PlacementContext(
+    return PlacementContext(
         now=now,
         deadline_at=deadline_at,
         observed_preemptions=dict(observed or {}),
@@ -45,12 +45,8 @@ def placement_context(
         owned_reserved=tuple(
             OwnedReserved(r.cloud, r.region, r.instance_type, r.count) for r in settings.reserved
         ),
+        **overrides,  # type: ignore[arg-type]
     )
-    if overrides:
-        from dataclasses import replace
-
-        ctx = replace(ctx, **overrides)  # type: ignore[arg-type]
-    return ctx
 
 
 def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
