@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from jobs.executors.base import AttemptSpec
-from jobs.executors.contract import contract_env
+from jobs.executors.base import AttemptSpec, Progress
+from jobs.executors.contract import contract_env, parse_progress
 from providers.errors import UserError
 
 if TYPE_CHECKING:
@@ -24,6 +24,11 @@ BUCKET_SCHEMES = ("s3://", "gs://", "r2://", "cos://", "oci://", "https://")
 DEFAULT_MOUNT_PATH = "/gpuopt/checkpoint"
 EXIT_MARKER = "[gpuopt] exit code"
 _EXIT_RE = re.compile(re.escape(EXIT_MARKER) + r" (-?\d+)\s*$")
+PROGRESS_MARKER = "[gpuopt] progress"
+# How often the run wrapper copies a changed progress file into the job's log: the
+# control node reads progress from the log's tail (it cannot see the node's files, and a
+# preempted node is gone), so this bounds how stale the last known progress can be.
+PROGRESS_ECHO_S = 30.0
 
 # gpuopt's canonical GPU names (providers.hardware) -> SkyPilot accelerator names.
 SKY_ACCELERATOR_NAMES: Mapping[str, str] = MappingProxyType(
@@ -78,10 +83,27 @@ class SkyTaskPlan:
         return "/".join(parts)
 
 
-def wrap_run(run: str) -> str:
-    """Runs the user's command and prints its exit code as the last log line, so the
-    exit code can be read back from the logs (SkyPilot's job table does not keep it)."""
-    return f'bash -c {shlex.quote(run)}\nrc=$?\necho "{EXIT_MARKER} $rc"\nexit $rc\n'
+def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S) -> str:
+    """Runs the user's command; prints its exit code as the last log line (SkyPilot's job
+    table does not keep it) and, every ``progress_echo_s`` while it runs and once at the
+    end, the progress file's content when it changed -- both read back from the log."""
+    report = (
+        "gpuopt_report() { "
+        'p=$({ tr -d "\\n" < "$GPUOPT_PROGRESS_FILE"; } 2>/dev/null) || return 0; '
+        'if [ -n "$p" ] && [ "$p" != "$gpuopt_last" ]; then '
+        f'echo "{PROGRESS_MARKER} $p"; gpuopt_last=$p; fi; }}'
+    )
+    return (
+        f"{report}\n"
+        f"(while sleep {progress_echo_s:g}; do gpuopt_report; done) &\n"
+        "gpuopt_reporter=$!\n"
+        f"bash -c {shlex.quote(run)}\n"
+        "rc=$?\n"
+        "kill $gpuopt_reporter 2>/dev/null; wait $gpuopt_reporter 2>/dev/null\n"
+        "gpuopt_report\n"
+        f'echo "{EXIT_MARKER} $rc"\n'
+        "exit $rc\n"
+    )
 
 
 def exit_code_from_lines(lines: tuple[str, ...] | list[str]) -> int | None:
@@ -92,8 +114,25 @@ def exit_code_from_lines(lines: tuple[str, ...] | list[str]) -> int | None:
     return None
 
 
+def progress_from_lines(lines: Iterable[str]) -> Progress | None:
+    """The newest well-formed progress the run wrapper echoed into these log lines."""
+    found: Progress | None = None
+    for line in lines:
+        if line.startswith(PROGRESS_MARKER):
+            found = parse_progress(line[len(PROGRESS_MARKER):].strip()) or found
+    return found
+
+
+def is_wrapper_line(line: str) -> bool:
+    return line.startswith((EXIT_MARKER, PROGRESS_MARKER))
+
+
 def plan_task(
-    spec: AttemptSpec, *, mount_path: str = DEFAULT_MOUNT_PATH, mount_mode: str = "MOUNT_CACHED"
+    spec: AttemptSpec,
+    *,
+    mount_path: str = DEFAULT_MOUNT_PATH,
+    mount_mode: str = "MOUNT_CACHED",
+    progress_echo_s: float = PROGRESS_ECHO_S,
 ) -> SkyTaskPlan:
     placement = spec.placement
     if placement.cloud not in ("aws", "gcp", "azure"):
@@ -111,7 +150,7 @@ def plan_task(
     else:
         # A path on the node itself: fine for tests, lost with the node on preemption.
         ckpt_path = spec.checkpoint_dir
-        progress = "/tmp/gpuopt-progress.json"
+        progress = f"/tmp/gpuopt-progress-{spec.cluster_name}.json"
     accelerators = (
         {sky_accelerator(placement.gpu): placement.gpu_count}
         if placement.gpu and placement.gpu_count > 0
@@ -119,7 +158,7 @@ def plan_task(
     )
     return SkyTaskPlan(
         name=spec.name or spec.job_id,
-        run=wrap_run(spec.run),
+        run=wrap_run(spec.run, progress_echo_s),
         setup=spec.setup,
         envs=MappingProxyType(contract_env(spec, checkpoint_dir=ckpt_path, progress_file=progress)),
         workdir=spec.workdir,

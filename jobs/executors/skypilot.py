@@ -4,11 +4,13 @@ State comes from SkyPilot itself (cluster record, the cluster's job queue, the A
 server's launch requests), so a restarted daemon sees what the previous one saw.
 Preemption: the cluster is gone, STOPPED or back in INIT while the job had been seen
 running. A job that ended is read (status, last log lines, exit code from the wrapper's
-marker line) and then the cluster is torn down.
+marker line) and then the cluster is torn down. Progress: the run wrapper copies the
+program's progress file into the log when it changes; polls read it from the log's tail.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -19,9 +21,18 @@ from jobs.executors.base import (
     AttemptStatus,
     FailureKind,
     LaunchResult,
+    Progress,
 )
 from jobs.executors.sky_client import ClusterJob, ClusterRecord, SkyClient
-from jobs.executors.sky_task import exit_code_from_lines, plan_task
+from jobs.executors.sky_task import (
+    PROGRESS_ECHO_S,
+    exit_code_from_lines,
+    is_wrapper_line,
+    plan_task,
+    progress_from_lines,
+)
+
+log = logging.getLogger(__name__)
 
 _PENDING_JOB = frozenset({"INIT", "PENDING", "SETTING_UP"})
 
@@ -40,10 +51,16 @@ class SkyPilotExecutor:
         mount_mode: str = "MOUNT_CACHED",
         last_lines: int = 20,
         down_when_done: bool = True,
+        progress_echo_s: float = PROGRESS_ECHO_S,
+        progress_tail: int = 200,
     ) -> None:
         self.client = client
         self.mount_mode = mount_mode
         self.last_lines = last_lines
+        self.progress_echo_s = progress_echo_s
+        # Log lines searched for the newest progress echo: a program printing more than
+        # this between two echoes hides its progress until the next one.
+        self.progress_tail = progress_tail
         self.down_when_done = down_when_done
         self._seen_running: set[str] = set()
         self._final: dict[str, AttemptStatus] = {}
@@ -51,7 +68,8 @@ class SkyPilotExecutor:
     # -- launch -----------------------------------------------------------------------
     def launch(self, spec: AttemptSpec) -> LaunchResult:
         name = spec.cluster_name
-        plan = plan_task(spec, mount_mode=self.mount_mode)  # user errors before any call
+        # user errors before any call
+        plan = plan_task(spec, mount_mode=self.mount_mode, progress_echo_s=self.progress_echo_s)
         if name in self._final or self.client.status(name) is not None:
             return LaunchResult(name, adopted=True)
         # Any launch request ever made under this name means the attempt exists (still
@@ -125,18 +143,19 @@ class SkyPilotExecutor:
             return AttemptStatus(name, AttemptState.PENDING, started_at=started)
         if job.status == "RUNNING":
             self._seen_running.add(name)
-            return AttemptStatus(name, AttemptState.RUNNING, started_at=started)
+            return AttemptStatus(
+                name, AttemptState.RUNNING, started_at=started, progress=self._progress(name, job)
+            )
         return self._end(self._terminal(name, job, started, ended), down=True)
 
     def _terminal(
         self, name: str, job: ClusterJob, started: datetime | None, ended: datetime | None
     ) -> AttemptStatus:
-        lines = tuple(
-            self.client.tail_logs(name, job.job_id, follow=False, tail=self.last_lines + 1)
-        )
+        tail = max(self.progress_tail, self.last_lines + 2)
+        lines = tuple(self.client.tail_logs(name, job.job_id, follow=False, tail=tail))
         code = exit_code_from_lines(lines)
-        shown = tuple(line for line in lines if not line.startswith("[gpuopt] exit code"))
-        shown = shown[-self.last_lines :]
+        progress = progress_from_lines(lines)
+        shown = tuple(line for line in lines if not is_wrapper_line(line))[-self.last_lines :]
         ended = ended or datetime.now(UTC)
         state, failure, exit_code, detail = AttemptState.UNKNOWN, None, None, f"job {job.status}"
         if job.status == "SUCCEEDED":
@@ -150,8 +169,18 @@ class SkyPilotExecutor:
             detail = f"run exited with code {code}"
         return AttemptStatus(
             name, state, exit_code=exit_code, failure=failure, last_lines=shown,
-            started_at=started, ended_at=ended, detail=detail,
+            progress=progress, started_at=started, ended_at=ended, detail=detail,
         )
+
+    def _progress(self, name: str, job: ClusterJob) -> Progress | None:
+        """Newest progress the run wrapper echoed into the log (best effort: a log that
+        cannot be read now leaves the last recorded progress in place)."""
+        try:
+            lines = self.client.tail_logs(name, job.job_id, follow=False, tail=self.progress_tail)
+            return progress_from_lines(lines)
+        except Exception as exc:  # SkyPilot raises many kinds; progress is optional
+            log.debug("progress of %s unreadable now: %s", name, exc)
+            return None
 
     def _end(self, status: AttemptStatus, *, down: bool) -> AttemptStatus:
         self._final[status.cluster_name] = status

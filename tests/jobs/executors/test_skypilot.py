@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from jobs.executors.base import AttemptSpec, AttemptState, FailureKind, Placement
-from jobs.executors.sky_task import exit_code_from_lines, plan_task, wrap_run
+from jobs.executors.sky_task import (
+    exit_code_from_lines,
+    plan_task,
+    progress_from_lines,
+    wrap_run,
+)
 from jobs.executors.skypilot import SkyPilotExecutor
 from providers.errors import UserError
 from tests.conftest import REPO_ROOT
@@ -67,6 +72,42 @@ def test_exit_code_survives_the_wrapper() -> None:
                          text=True, check=False)
     assert out.returncode == 9
     assert exit_code_from_lines(out.stdout.splitlines()) == 9
+
+
+def test_progress_echoes_are_read_newest_first_and_junk_is_skipped() -> None:
+    lines = [
+        '[gpuopt] progress {"step": 3, "total": 10}',
+        "user output mentioning [gpuopt] progress in the middle",
+        '[gpuopt] progress {"step": 5, "total": 10}',
+        "[gpuopt] progress {half-writ",
+    ]
+    p = progress_from_lines(lines)
+    assert p is not None and (p.step, p.total) == (5, 10)
+    assert progress_from_lines(["no echo here"]) is None
+
+
+def test_progress_reaches_the_control_node_through_the_log(tmp_path: Path) -> None:
+    """The node's files are out of reach (and gone with a preempted node): the run wrapper
+    copies the progress file into the log, and polls read it from there, while the job
+    runs and at its end; the wrapper's own lines never show up as the program's output."""
+    world = FakeSkyWorld(tmp_path)
+    ex = SkyPilotExecutor(FakeSkyClient(world), progress_echo_s=0.05)
+    run = ('for i in 1 2 3 4 5 6; do printf \'{"step": %d, "total": 6}\' $i '
+           '> "$GPUOPT_PROGRESS_FILE"; sleep 0.3; done; echo noise; exit 3')
+    spec = AttemptSpec(job_id=f"skyprog{os.getpid()}", attempt=1, run=run,
+                       placement=SKY_PLACEMENT, checkpoint_dir=str(tmp_path / "ck"))
+    ex.launch(spec)
+    try:
+        running, _ = wait_for(ex, spec.cluster_name, lambda s: s.progress is not None)
+        assert running.state is AttemptState.RUNNING
+        assert running.progress is not None and 1 <= running.progress.step < 6
+        final, _ = wait_terminal(ex, spec.cluster_name)
+        assert (final.state, final.exit_code) == (AttemptState.FAILED, 3)
+        assert final.progress is not None and (final.progress.step, final.progress.total) == (6, 6)
+        assert "noise" in final.last_lines
+        assert not any(line.startswith("[gpuopt]") for line in final.last_lines)
+    finally:
+        Path(plan_task(spec).envs["GPUOPT_PROGRESS_FILE"]).unlink(missing_ok=True)
 
 
 def test_cluster_vanishing_under_a_running_job_is_a_preemption(tmp_path: Path) -> None:
