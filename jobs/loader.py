@@ -143,19 +143,35 @@ def _model_class(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _dict_value_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of a ``dict[str, ... | Model]`` field's values, if any."""
+    if typing.get_origin(annotation) is dict:
+        return _model_class(typing.get_args(annotation)[1])
+    return None
+
+
 def _clean_loc(loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], type[BaseModel] | None]:
     """Drop pydantic's union/validator tags; return the path and the model owning its end."""
     cls: type[BaseModel] | None = JobSpec
     out: list[Any] = []
-    for part in loc:
+    keyed: type[BaseModel] | None = None  # the next user key indexes a dict of this model
+    for i, part in enumerate(loc):
+        if keyed is not None:
+            if _is_user_key(part):
+                out.append(part)
+                cls, keyed = keyed, None
+            continue
         if cls is not None and isinstance(part, str) and part in cls.model_fields:
             out.append(part)
             owner = cls
-            cls = _model_class(owner.model_fields[part].annotation)
+            annotation = owner.model_fields[part].annotation
+            cls = _model_class(annotation)
             if cls is None and len(out) < len(loc):
+                keyed = _dict_value_model(annotation)
+                if keyed is not None:
+                    continue
                 # a dict/list field: keep keys/indexes that follow verbatim
-                idx = loc.index(part)
-                rest = [p for p in loc[idx + 1 :] if isinstance(p, int) or _is_user_key(p)]
+                rest = [p for p in loc[i + 1 :] if isinstance(p, int) or _is_user_key(p)]
                 return tuple(out + rest[:1]), owner
         elif cls is not None and isinstance(part, str) and not _is_tag(part):
             out.append(part)  # an unknown key the user wrote
@@ -172,19 +188,11 @@ def _is_user_key(part: Any) -> bool:
     return isinstance(part, str) and not _is_tag(part)
 
 
-def _owner_fields(loc: tuple[Any, ...]) -> list[str]:
-    cls: type[BaseModel] | None = JobSpec
-    for part in loc[:-1]:
-        if cls is None or part not in cls.model_fields:
-            return []
-        cls = _model_class(cls.model_fields[part].annotation)
-    return list(cls.model_fields) if cls is not None else []
-
-
-def _message(err: Any, loc: tuple[Any, ...]) -> str:
+def _message(err: Any, loc: tuple[Any, ...], owner: type[BaseModel] | None) -> str:
     kind, ctx = err.get("type", ""), err.get("ctx") or {}
     if kind == "extra_forbidden":
-        close = difflib.get_close_matches(str(loc[-1]) if loc else "", _owner_fields(loc), n=1)
+        fields = list(owner.model_fields) if owner is not None else []
+        close = difflib.get_close_matches(str(loc[-1]) if loc else "", fields, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return f"unknown key{hint}"
     if kind == "missing":
@@ -226,7 +234,7 @@ def _show(part: Any) -> str:
 
 def _describe(err: Any, doc: Any, filename: str) -> tuple[int, str]:
     raw = tuple(err.get("loc", ()))
-    loc, _ = _clean_loc(raw)
+    loc, owner = _clean_loc(raw)
     line = _line_of(doc, loc) or 1
     path = ".".join(_show(p) for p in loc) or "(document)"
-    return line, f"{filename}:{line} {path}: {_message(err, loc)}"
+    return line, f"{filename}:{line} {path}: {_message(err, loc, owner)}"

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
+    Tag,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -337,6 +340,51 @@ def _deadline(value: object) -> object:
     return parse_duration(value)
 
 
+def _choice(choices: tuple[str, ...]) -> Any:
+    """A case-insensitive choice, kept upper-case (as SkyPilot's storage schema reads it)."""
+
+    def check(value: str) -> str:
+        if value.upper() not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value.upper()
+
+    return AfterValidator(check)
+
+
+STORAGE_MODES = ("MOUNT", "COPY", "MOUNT_CACHED")
+STORAGE_STORES = ("S3", "GCS", "AZURE", "R2", "IBM", "OCI", "NEBIUS", "COREWEAVE")
+
+
+class StorageMountSpec(_Strict):
+    """A ``file_mounts`` value written as a mapping: SkyPilot storage (a bucket mounted or
+    copied onto the node), with the keys of SkyPilot's storage schema."""
+
+    name: str | None = None
+    source: str | list[str] | None = None
+    store: Annotated[str, _choice(STORAGE_STORES)] | None = None
+    mode: Annotated[str, _choice(STORAGE_MODES)] | None = None
+    persistent: bool | None = None
+
+    @model_validator(mode="after")
+    def _named_or_sourced(self) -> StorageMountSpec:
+        if self.name is None and self.source is None:
+            raise ValueError("a storage mount needs a `source` (bucket URL or local path) "
+                             "or a `name` (bucket to create)")
+        return self
+
+    def sky_config(self) -> dict[str, Any]:
+        """The mapping as SkyPilot's task YAML takes it (unset keys left out)."""
+        return self.model_dump(exclude_none=True)
+
+
+# A path/URL copied to the node, or a storage mapping; told apart by type so that an error
+# in a mapping is reported on its key, not as "must be a string".
+FileMount = Annotated[
+    Annotated[str, Tag("[path]")] | Annotated[StorageMountSpec, Tag("[storage]")],
+    Discriminator(lambda v: "[path]" if isinstance(v, str) else "[storage]"),
+]
+
+
 class JobSpec(_Strict):
     # SkyPilot task keys
     name: str | None = Field(default=None, min_length=1, max_length=128)
@@ -344,7 +392,7 @@ class JobSpec(_Strict):
     run: str | None = None
     envs: dict[str, EnvValue] = Field(default_factory=dict)
     workdir: str | None = None
-    file_mounts: dict[str, str | dict[str, Any]] = Field(default_factory=dict)
+    file_mounts: dict[str, FileMount] = Field(default_factory=dict)
     # gpuopt
     model: ModelSpec
     workload: WorkloadSpec

@@ -97,10 +97,12 @@ def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
         wd = Path(spec.workdir).expanduser()
         workdir = str(wd if wd.is_absolute() else (_base_dir(job) / wd).resolve())
     mounts = {k: v for k, v in spec.file_mounts.items() if isinstance(v, str)}
+    storage = {k: v.sky_config() for k, v in spec.file_mounts.items() if not isinstance(v, str)}
     return AttemptSpec(
         job_id=job.id, attempt=a.number, run=spec.run or "", name=spec.name,
         setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()}, workdir=workdir,
-        file_mounts=mounts, checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
+        file_mounts=mounts, storage_mounts=storage,
+        checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
         placement=placement_of(a),
     )
 

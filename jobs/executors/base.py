@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 CLUSTER_PREFIX = "gpuopt-"
 # GCP instance names allow 63 chars and SkyPilot appends suffixes (-head, -worker, a
@@ -71,6 +71,11 @@ class AttemptSpec:
     envs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     workdir: str | None = None
     file_mounts: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    # node path -> SkyPilot storage config (bucket mounted or copied: name/source/store/mode/
+    # persistent); only executors on a cloud can honour them
+    storage_mounts: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     resume: bool = False  # an earlier attempt may have left a checkpoint
     placement: Placement = LOCAL_PLACEMENT
     log_dir: str | None = None  # where the executor keeps this attempt's log (local)

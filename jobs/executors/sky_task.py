@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.executors.base import AttemptSpec, Progress
 from jobs.executors.contract import contract_env, parse_progress
@@ -64,6 +64,7 @@ class SkyTaskPlan:
     envs: Mapping[str, str]
     workdir: str | None
     file_mounts: Mapping[str, str]
+    storage_mounts: Mapping[str, Mapping[str, Any]]
     checkpoint: CheckpointMount | None
     cloud: str
     region: str | None
@@ -143,6 +144,9 @@ def plan_task(
     if mount_mode not in ("MOUNT_CACHED", "MOUNT"):
         raise ValueError(f"checkpoint mount mode must be MOUNT_CACHED or MOUNT, got {mount_mode}")
     checkpoint: CheckpointMount | None = None
+    if mount_path in spec.storage_mounts or mount_path in spec.file_mounts:
+        raise UserError(f"file_mounts: {mount_path} is where gpuopt mounts the checkpoint "
+                        "bucket; mount your data somewhere else")
     if spec.checkpoint_dir.startswith(BUCKET_SCHEMES):
         checkpoint = CheckpointMount(path=mount_path, source=spec.checkpoint_dir, mode=mount_mode)
         ckpt_path = mount_path
@@ -163,6 +167,7 @@ def plan_task(
         envs=MappingProxyType(contract_env(spec, checkpoint_dir=ckpt_path, progress_file=progress)),
         workdir=spec.workdir,
         file_mounts=MappingProxyType(dict(spec.file_mounts)),
+        storage_mounts=MappingProxyType({k: dict(v) for k, v in spec.storage_mounts.items()}),
         checkpoint=checkpoint,
         cloud=placement.cloud,
         region=placement.region,
@@ -196,12 +201,16 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
     )
+    # SkyPilot's own parser and schema for the YAML form of a storage mount.
+    mounts = {path: sky.Storage.from_yaml_config(dict(cfg))
+              for path, cfg in plan.storage_mounts.items()}
     if plan.checkpoint is not None:
-        storage = sky.Storage(
+        mounts[plan.checkpoint.path] = sky.Storage(
             source=plan.checkpoint.source,
             mode=sky.StorageMode[plan.checkpoint.mode],
             persistent=True,
         )
-        task.set_storage_mounts({plan.checkpoint.path: storage})
+    if mounts:
+        task.set_storage_mounts(mounts)
     task.set_resources(build_sky_resources(plan))
     return task

@@ -57,6 +57,22 @@ def test_unknown_key_did_you_mean() -> None:
     assert "job.yaml:5 workload.batch_sise: unknown key (did you mean 'batch_size'?)" in str(err)
 
 
+def test_storage_mounts_are_skypilots_mapping_and_errors_point_into_it() -> None:
+    mounts = ("file_mounts:\n  /data: s3://plain\n  /ds:\n    source: s3://datasets/a\n"
+              "    mode: copy\n")
+    spec = parse_job_spec(BASE + mounts, "job.yaml")
+    assert spec.file_mounts["/data"] == "s3://plain"
+    ds = spec.file_mounts["/ds"]
+    assert not isinstance(ds, str)
+    assert ds.sky_config() == {"source": "s3://datasets/a", "mode": "COPY"}
+    bad = ("file_mounts:\n  /x:\n    source: s3://b\n    mode: cpoy\n"
+           "  /y:\n    persistent: true\n  /w:\n    sorce: s3://q\n")
+    lines = str(_err(BASE + bad)).splitlines()
+    assert lines[0] == "job.yaml:8 file_mounts./x.mode: must be one of MOUNT, COPY, MOUNT_CACHED"
+    assert lines[1].startswith("job.yaml:9 file_mounts./y: a storage mount needs a `source`")
+    assert lines[2] == "job.yaml:12 file_mounts./w.sorce: unknown key (did you mean 'source'?)"
+
+
 def test_several_errors_one_per_line() -> None:
     err = _err(BASE + "  batch_size: x\nresources:\n  gpus: [H200]\nbudget: -1\n")
     lines = str(err).splitlines()

@@ -38,6 +38,7 @@ def main() -> int:
         job_id="job42", attempt=2, name="demo", setup="pip list", run="python train.py",
         envs={"A": "1"}, checkpoint_dir="s3://gpuopt-ckpt/job42", resume=True,
         file_mounts={"/data/x.txt": "/etc/hostname"},
+        storage_mounts={"/dataset": {"source": "s3://team-datasets/alpaca", "mode": "COPY"}},
         placement=Placement(cloud="aws", region="us-east-1", zone=zone,
                             instance_type=instance_type, gpu="A10G", gpu_count=1, use_spot=True),
     )
@@ -60,6 +61,8 @@ def main() -> int:
         "use_spot": res.use_spot,
         "hourly_cost": hourly,
         "storage_source": storage.source, "storage_mode": storage.mode.value,
+        "user_storage": {path: [st.source, st.mode.value]
+                         for path, st in task.storage_mounts.items()},
     }))
     return 0
 

@@ -62,6 +62,15 @@ def test_bucket_checkpoint_is_mounted_where_the_env_points() -> None:
     assert plan_task(spec, mount_mode="MOUNT").checkpoint.mode == "MOUNT"  # type: ignore[union-attr]
 
 
+def test_storage_mounts_pass_through_but_not_over_the_checkpoint(tmp_path: Path) -> None:
+    cfg = {"source": "s3://team-datasets/alpaca", "mode": "COPY"}
+    plan = plan_task(_spec(tmp_path, storage_mounts={"/dataset": cfg}))
+    assert dict(plan.storage_mounts) == {"/dataset": cfg}
+    with pytest.raises(UserError, match="checkpoint"):
+        plan_task(_spec(tmp_path, checkpoint_dir="s3://b/ck",
+                        storage_mounts={"/gpuopt/checkpoint": cfg}))
+
+
 def test_local_placement_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError):
         plan_task(AttemptSpec(job_id="x", attempt=1, run="true", checkpoint_dir="/c"))
@@ -167,6 +176,8 @@ def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: 
     assert got["hourly_cost"] == pytest.approx(0.4321)  # our spot price for that zone
     assert got["storage_source"] == "s3://gpuopt-ckpt/job42"
     assert got["storage_mode"] == "MOUNT_CACHED"
+    # the job's own storage mount, parsed by SkyPilot's Storage.from_yaml_config
+    assert got["user_storage"]["/dataset"] == ["s3://team-datasets/alpaca", "COPY"]
     assert got["envs"]["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint"
     assert got["envs"]["GPUOPT_RESUME"] == "1"
     # A placement SkyPilot's catalog does not hold is refused by SkyPilot itself.

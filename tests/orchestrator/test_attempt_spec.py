@@ -1,0 +1,35 @@
+"""From a stored job to what the executor launches: file mounts of both kinds survive."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from jobs.loader import parse_job_spec
+from orchestrator.attempts import attempt_spec
+from orchestrator.store.jobs_tables import AttemptRow, JobRow
+
+T0 = datetime(2026, 11, 30, tzinfo=UTC)
+YAML = """model: {name: llama-2-7b}
+workload: {type: finetune}
+run: python train.py
+file_mounts:
+  /data/config.json: s3://team/config.json
+  /dataset:
+    source: s3://team-datasets/alpaca
+    mode: copy
+checkpoint: {dir: s3://team-ckpt}
+"""
+
+
+def test_storage_mounts_reach_the_attempt_as_skypilot_config() -> None:
+    job = JobRow(id="j1", name="j1", status="queued", spec_yaml=YAML, submitted_at=T0,
+                 plan_json="{}", executor="skypilot", updated_at=T0)
+    attempt = AttemptRow(job_id="j1", number=2, cluster_name="gpuopt-j1-2", cloud="aws",
+                         region="us-east-1", zone="us-east-1a", instance_type="g5.xlarge",
+                         gpu="A10G", gpu_count=1, market="spot", launched_at=T0,
+                         price_micros_per_hour=1_000_000)
+    spec = attempt_spec(job, parse_job_spec(YAML, "job.yaml"), attempt)
+    assert dict(spec.file_mounts) == {"/data/config.json": "s3://team/config.json"}
+    assert {k: dict(v) for k, v in spec.storage_mounts.items()} == {
+        "/dataset": {"source": "s3://team-datasets/alpaca", "mode": "COPY"}}
+    assert spec.resume and spec.placement.use_spot
