@@ -6,6 +6,8 @@ Every trace file alone and, as multi-zone sets, the files of each folder that re
 same instance type (``<zone>_<gpu>_<count>.json``) together; task 48 h,
 deadlines 52 h and 56 h, restart overhead 0.1 h, on-demand 3.06 and spot 0.9731 USD/h;
 prints each policy's mean / worst cost, misses and ratio to the omniscient optimum.
+``uniform-progress`` is the published single-zone rules (the first zone of a multi-zone
+set); ``uniform-progress-zones`` is the same rules allowed to move zones like ``auto``.
 
 Earlier versions made the multi-zone sets "every file of a folder", which put K80 and V100
 traces (different instance types, speeds and prices) side by side as interchangeable
@@ -27,7 +29,7 @@ from orchestrator.simulate.traces import load_traces, sweep_sets
 from policies.spot.engine import Scenario
 from policies.spot.sweep import OPTIMUM, Job, PolicyStats, SweepResult, add_run, run_one, scenarios
 
-POLICIES = ("auto", "on-demand", "greedy", "uniform-progress")
+POLICIES = ("auto", "on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 DEFAULT_TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "spot-traces"
 
 
@@ -48,23 +50,38 @@ def main() -> None:
     job = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
     for hours in (52, 56):
         t0 = time.perf_counter()
-        scs = scenarios(sets, job, hours * 3600.0, args.starts)
-        stats = {p: PolicyStats() for p in (*POLICIES, OPTIMUM)}
-        res = SweepResult(hours * 3600.0, POLICIES, stats)
+        # per scenario: does it replay one zone or several (reported apart below)
+        kinds: list[str] = []
+        scs: list[Scenario] = []
+        for ts in sets:
+            got = scenarios([ts], job, hours * 3600.0, args.starts)
+            scs += got
+            kinds += ["multi-zone" if len(ts.traces) > 1 else "single-zone"] * len(got)
+        results = {k: _new(hours) for k in ("all", "single-zone", "multi-zone")}
         with ProcessPoolExecutor(args.jobs) as ex:
-            for run in ex.map(_one, scs, chunksize=4):
-                add_run(res, run)
+            for kind, run in zip(kinds, ex.map(_one, scs, chunksize=4), strict=True):
+                add_run(results["all"], run)
+                add_run(results[kind], run)
         dt = time.perf_counter() - t0
+        res = results["all"]
         print(f"\ndeadline {hours} h: {res.runs} runs over {len(sets)} trace sets "
               f"({res.infeasible} infeasible skipped), {dt:.1f} s")
-        print(f"{'policy':18s} {'mean $':>9s} {'worst $':>9s} {'misses':>7s} {'x opt':>7s}")
+        print(f"{'policy':24s} {'mean $':>9s} {'worst $':>9s} {'misses':>7s} {'x opt':>7s}")
         for name in (*POLICIES, OPTIMUM):
             st = res.stats[name]
-            print(f"{name:18s} {st.mean:9.2f} {st.worst:9.2f} {st.misses:7d} "
+            print(f"{name:24s} {st.mean:9.2f} {st.worst:9.2f} {st.misses:7d} "
                   f"{res.ratio(name) or 0:7.3f}")
-        up, auto = res.stats["uniform-progress"].mean, res.stats["auto"].mean
-        print(f"auto vs uniform-progress: {float((auto - up) / up) * 100:+.2f} %")
+        for kind, part in results.items():
+            auto = part.stats["auto"].mean
+            vs = ", ".join(
+                f"{float((auto - part.stats[b].mean) / part.stats[b].mean) * 100:+.2f} % vs {b}"
+                for b in ("uniform-progress", "uniform-progress-zones")
+            )
+            print(f"auto, {kind} ({part.runs} runs): x{part.ratio('auto') or 0:.3f} opt; {vs}")
 
+
+def _new(hours: int) -> SweepResult:
+    return SweepResult(hours * 3600.0, POLICIES, {p: PolicyStats() for p in (*POLICIES, OPTIMUM)})
 
 if __name__ == "__main__":
     main()

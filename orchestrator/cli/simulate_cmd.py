@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from policies.spot.sweep import Job, SweepResult, TraceSet
 
 EXIT_BAD_INPUT = 2
-BASELINES = ("on-demand", "greedy", "uniform-progress")
+BASELINES = ("on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 
 
 def register(app: typer.Typer) -> None:
@@ -70,7 +70,8 @@ def simulate(
         float, typer.Option("--start-hour", help="Offset into the trace, hours.")
     ] = 0.0,
     policy: Annotated[
-        str, typer.Option("--policy", help="auto | on-demand | greedy | uniform-progress")
+        str, typer.Option("--policy", help="auto | on-demand | greedy | uniform-progress | "
+                            "uniform-progress-zones")
     ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     sweep: Annotated[

@@ -11,8 +11,11 @@
   on-demand when the remaining work + 2d no longer fits while idle or on on-demand;
   when + d no longer fits, keep a running spot but otherwise go on-demand).
 
-With several locations the baselines see "spot available" as "available somewhere"
-and take the location they already hold, else the cheapest available one.
+The published rules know one zone. With several locations (traces) ``greedy`` and
+``uniform-progress`` run, as published, in the first one (the zone they were deployed
+in). ``uniform-progress-zones`` is gpuopt's extension for comparison: the same rules,
+seeing "spot available" as "available somewhere" and taking the location they hold,
+else the cheapest available one (each move costs a restart, as for ``auto``).
 """
 
 from __future__ import annotations
@@ -25,8 +28,13 @@ from policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spo
 DONE_EPS_S = 1e-3
 
 
+def first_zone_spot(obs: Observation) -> Hold | None:
+    """Spot as the published single-zone rules see it: in the first location only."""
+    return spot(0) if obs.spot_available[0] else None
+
+
 def pick_spot(obs: Observation) -> Hold | None:
-    """The spot location a single-zone rule would use: the one held, else the cheapest."""
+    """Spot in any location: the one held, else the cheapest available."""
     h = obs.holding
     if h.is_spot and h.location is not None and obs.spot_available[h.location]:
         return h
@@ -78,7 +86,7 @@ class GreedyPolicy:
             return NOTHING
         if obs.holding.kind is Kind.ON_DEMAND:
             return ON_DEMAND  # switched for good
-        spot_now = pick_spot(obs)
+        spot_now = first_zone_spot(obs)
         want = spot_now if spot_now is not None else NOTHING
         return _safety_net(obs, want, spot_now)
 
@@ -86,6 +94,7 @@ class GreedyPolicy:
 @dataclass(frozen=True, slots=True)
 class UniformProgressPolicy:
     name: str = "uniform-progress"
+    any_zone: bool = False  # True: gpuopt's multi-zone extension (uniform-progress-zones)
 
     def decide(self, obs: Observation) -> Hold:
         if obs.work_left_s <= DONE_EPS_S:
@@ -93,7 +102,7 @@ class UniformProgressPolicy:
         c0, r0, t = obs.task_s, obs.deadline_s, obs.elapsed_s
         done = obs.work_done_s
         d = obs.restart_overhead_s
-        spot_now = pick_spot(obs)
+        spot_now = pick_spot(obs) if self.any_zone else first_zone_spot(obs)
         want = spot_now if spot_now is not None else NOTHING
         # Uniform progress: behind the line -> on-demand unless spot is there.
         if done - t * c0 / r0 < 0 and spot_now is None:

@@ -15,6 +15,7 @@ POLICIES: MappingProxyType[str, Callable[[], SpotPolicy]] = MappingProxyType(
         "on-demand": OnDemandPolicy,
         "greedy": GreedyPolicy,
         "uniform-progress": UniformProgressPolicy,
+        "uniform-progress-zones": lambda: UniformProgressPolicy("uniform-progress-zones", True),
     }
 )
 DEFAULT_POLICY = "auto"

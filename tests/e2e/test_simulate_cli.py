@@ -128,6 +128,7 @@ def test_sweep_table_json_and_plot(tmp_path: Path) -> None:
         pol = d["policies"]
         assert d["runs"] == 9  # 3 starts x (2 single traces + 1 two-zone set)
         assert pol["optimum"]["ratio_to_optimum"] == 1.0
-        for name in ("auto", "greedy", "uniform-progress", "on-demand"):
+        for name in ("auto", "greedy", "uniform-progress", "uniform-progress-zones",
+                     "on-demand"):
             assert pol[name]["mean_cost"] >= pol["optimum"]["mean_cost"]
         assert pol["auto"]["misses"] == 0

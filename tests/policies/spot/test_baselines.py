@@ -58,12 +58,18 @@ def test_uniform_progress_safety_net_switches_idle_job_to_on_demand() -> None:
     assert r.preemptions == 0
 
 
-def test_multi_zone_baselines_use_an_available_zone() -> None:
+def test_published_baselines_stay_in_the_first_zone_and_the_extension_moves() -> None:
+    # Zone 0 loses spot at tick 3 for good; zone 1 has it from then on.
     a = [0] * 3 + [1] * 40
     b = [1] * 3 + [0] * 40
     sc = scenario(a, b, task=3 * H, deadline=4 * H, overhead=360)
-    r = simulate(sc, get_policy("greedy"))
+    for name in ("greedy", "uniform-progress"):
+        r = simulate(sc, get_policy(name))
+        labels = r.labels(2)
+        assert labels[:3] == ["spot:0"] * 3, name
+        assert "spot:1" not in labels, f"{name}: the published rules know one zone"
+        assert r.met_deadline and r.preemptions == 1
+    r = simulate(sc, get_policy("uniform-progress-zones"))
     labels = r.labels(2)
-    assert labels[:3] == ["spot:0"] * 3
-    assert labels[3] == "spot:1"
-    assert r.preemptions == 1
+    assert labels[:4] == ["spot:0"] * 3 + ["spot:1"]
+    assert r.preemptions == 1 and r.met_deadline
