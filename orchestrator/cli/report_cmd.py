@@ -54,7 +54,8 @@ def register(
             typer.Option("--out", help="Write to FILE (html: its PNG charts go beside it)."),
         ] = None,
         email: Annotated[
-            bool, typer.Option("--email", help="E-mail it now to the scope's recipients.")
+            bool, typer.Option("--email", help="E-mail it now to the scope's recipients (the "
+                               "daemon then does not send that week's report again).")
         ] = False,
         config: ConfigOption = None,
     ) -> None:
@@ -114,7 +115,7 @@ def _email(
 ) -> None:
     from orchestrator.report import from_config
     from orchestrator.report.message import build_message
-    from orchestrator.report.sender import EVERYONE
+    from orchestrator.report.sender import EVERYONE, team_scope
     from providers.errors import UserError
 
     recipients = from_config.recipients(settings)
@@ -131,3 +132,22 @@ def _email(
     )
     (mailer or from_config.mailer(settings))(msg)
     typer.echo(f"sent {result.week} ({result.scope}) to {', '.join(addresses)}", err=True)
+    if result.owner is None:  # one of the daemon's scopes: it must not send this week again
+        scope = team_scope(result.team) if result.team is not None else EVERYONE
+        if _mark_sent(settings, result, scope, now):
+            typer.echo("(it had been sent before; sent again as asked)", err=True)
+
+
+def _mark_sent(settings: Settings, result: WeeklyReport, scope: str, now: datetime) -> bool:
+    """Record the send where the daemon's weekly sender looks; True if it was sent before."""
+    from orchestrator.store import open_store
+    from orchestrator.store.report_sends import StoreSentWeeks
+
+    store = open_store(settings.database.url)
+    try:
+        sent = StoreSentWeeks(store)
+        before = sent.was_sent(result.week, scope)
+        sent.mark_sent(result.week, scope, now)
+        return before
+    finally:
+        store.close()

@@ -98,6 +98,31 @@ def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None
     (msg,) = sink.messages
     assert msg.rcpt_tos == ["nlp@example.com"] and sink.logins == [USER]
     assert b"$718.00" in msg.content
+    # recorded where the daemon's weekly sender looks, so it does not send the week again
+    from orchestrator.report.weeks import IsoWeek
+    from orchestrator.store import open_store
+    from orchestrator.store.report_sends import StoreSentWeeks
+
+    store = open_store()
+    try:
+        sent = StoreSentWeeks(store)
+        assert sent.was_sent(IsoWeek.parse("2026-W48"), "team:nlp")
+        assert not sent.was_sent(IsoWeek.parse("2026-W48"), "everyone")
+    finally:
+        store.close()
+    again = CliRunner().invoke(app(), ["report", "--team", "nlp", "--email"], env=env,
+                               catch_exceptions=False)
+    assert again.exit_code == 0 and "sent before" in again.output
+    assert len(sink.messages) == 2  # asked explicitly: sent again
+    # an owner's report is none of the daemon's scopes: nothing recorded for "everyone"
+    mine = CliRunner().invoke(app(), ["report", "--owner", "alice", "--email"], env=env,
+                              catch_exceptions=False)
+    assert mine.exit_code == 0 and len(sink.messages) == 3
+    store = open_store()
+    try:
+        assert not StoreSentWeeks(store).was_sent(IsoWeek.parse("2026-W48"), "everyone")
+    finally:
+        store.close()
 
 
 def test_email_without_recipients_says_what_to_set() -> None:
