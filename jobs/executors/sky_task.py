@@ -150,11 +150,12 @@ def plan_task(
     if spec.checkpoint_dir.startswith(BUCKET_SCHEMES):
         checkpoint = CheckpointMount(path=mount_path, source=spec.checkpoint_dir, mode=mount_mode)
         ckpt_path = mount_path
-        progress = f"{mount_path}/.gpuopt/progress-{spec.attempt}.json"
     else:
         # A path on the node itself: fine for tests, lost with the node on preemption.
         ckpt_path = spec.checkpoint_dir
-        progress = f"/tmp/gpuopt-progress-{spec.cluster_name}.json"
+    # On the node's own disk (an existing directory, no bucket traffic per step): the run
+    # wrapper copies it into the log, which is where the control node reads it.
+    progress = f"/tmp/gpuopt-progress-{spec.cluster_name}.json"
     accelerators = (
         {sky_accelerator(placement.gpu): placement.gpu_count}
         if placement.gpu and placement.gpu_count > 0

@@ -58,6 +58,9 @@ def test_bucket_checkpoint_is_mounted_where_the_env_points() -> None:
     assert (plan.checkpoint.source, plan.checkpoint.mode) == ("s3://b/ckpt/J", "MOUNT_CACHED")
     assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path
     assert plan.envs["GPUOPT_RESUME"] == "1" and plan.envs["GPUOPT_ATTEMPT"] == "3"
+    # progress stays on the node's disk (a directory that exists; read back from the log),
+    # never under the bucket mount, where its directory need not exist
+    assert plan.envs["GPUOPT_PROGRESS_FILE"] == f"/tmp/gpuopt-progress-{spec.cluster_name}.json"
     assert dict(plan.accelerators or {}) == {"A100": 1}  # SkyPilot's name for the 40 GB A100
     assert plan_task(spec, mount_mode="MOUNT").checkpoint.mode == "MOUNT"  # type: ignore[union-attr]
 
