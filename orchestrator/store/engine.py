@@ -13,7 +13,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from orchestrator.store.url import resolve_url, sqlite_file
+from orchestrator.store.url import resolve_url, shown_url, sqlite_file
 from providers.errors import UserError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -94,7 +94,7 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
 
     resolved = resolve_url(url)
     engine = make_engine(resolved)
-    shown = make_url(resolved).render_as_string(hide_password=True)
+    shown = shown_url(resolved)
     if migrate:
         from orchestrator.store.migrate import upgrade_if_needed
 

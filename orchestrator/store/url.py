@@ -31,12 +31,11 @@ def sqlite_file(url: str) -> Path | None:
 
 def shown_url(url: str) -> str:
     """The URL with its password replaced by *** (for messages and status output)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    netloc, slash, path = rest.partition("/")
-    userinfo, at, host = netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}{slash}{path}"
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # not a URL; or e.g. a port that is not a number
+        scheme, sep, rest = url.partition("://")
+        return f"{scheme}://***" if sep and "@" in rest else url
