@@ -122,9 +122,11 @@ def _email(
     if result.team is not None:
         addresses = recipients.teams.get(result.team, ())
         where = f'[report] recipients."{result.team}"'
+        scope = team_scope(result.team)  # the daemon's send bookkeeping, see below
     else:
         addresses = recipients.everyone
         where = f"[report] recipients.{EVERYONE}"
+        scope = EVERYONE
     if not addresses:
         raise UserError(f"no recipients for this report: set {where} = [\"you@example.com\"]")
     msg = build_message(
@@ -132,10 +134,9 @@ def _email(
     )
     (mailer or from_config.mailer(settings))(msg)
     typer.echo(f"sent {result.week} ({result.scope}) to {', '.join(addresses)}", err=True)
-    if result.owner is None:  # one of the daemon's scopes: it must not send this week again
-        scope = team_scope(result.team) if result.team is not None else EVERYONE
-        if _mark_sent(settings, result, scope, now):
-            typer.echo("(it had been sent before; sent again as asked)", err=True)
+    # An owner's report is none of the daemon's scopes; the others it must not send again.
+    if result.owner is None and _mark_sent(settings, result, scope, now):
+        typer.echo("(it had been sent before; sent again as asked)", err=True)
 
 
 def _mark_sent(settings: Settings, result: WeeklyReport, scope: str, now: datetime) -> bool:
