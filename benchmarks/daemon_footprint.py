@@ -52,7 +52,7 @@ def main() -> None:
         log = Path(home) / "daemon.log"
         with log.open("wb") as fh:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "orchestrator.cli.app", "daemon", "run"],
+                [sys.executable, "-m", "gpuopt.orchestrator.cli.app", "daemon", "run"],
                 env=env, stdout=fh, stderr=subprocess.STDOUT,
             )
         try:

@@ -12,11 +12,11 @@ import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from jobs.loader import parse_job_spec
-from policies.index import OfferIndex
-from policies.placement import PlacementContext, plan_job
-from providers.hardware import GPUS
-from providers.offer import Market, Offer
+from gpuopt.jobs.loader import parse_job_spec
+from gpuopt.policies.index import OfferIndex
+from gpuopt.policies.placement import PlacementContext, plan_job
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.offer import Market, Offer
 
 BASE_PRICE = {"T4": 0.5, "A10G": 1.0, "L4": 0.8, "L40S": 1.9, "V100": 3.0,
               "A100-40GB": 3.6, "A100-80GB": 4.5, "H100": 7.0}

@@ -25,9 +25,17 @@ from concurrent.futures import ProcessPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
-from orchestrator.simulate.traces import load_traces, sweep_sets
-from policies.spot.engine import Scenario
-from policies.spot.sweep import OPTIMUM, Job, PolicyStats, SweepResult, add_run, run_one, scenarios
+from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
+from gpuopt.policies.spot.engine import Scenario
+from gpuopt.policies.spot.sweep import (
+    OPTIMUM,
+    Job,
+    PolicyStats,
+    SweepResult,
+    add_run,
+    run_one,
+    scenarios,
+)
 
 POLICIES = ("auto", "on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 DEFAULT_TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "spot-traces"

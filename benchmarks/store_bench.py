@@ -33,12 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import insert, text, update
 
-from orchestrator.store import open_store
-from orchestrator.store.prices import latest_offers, price_history, record_offers
-from orchestrator.store.tables import OfferSeries, PriceChange
-from providers.offer import Market, Offer
-from providers.offer_filter import OfferFilter
-from providers.snapshot import load_snapshot
+from gpuopt.orchestrator.store import open_store
+from gpuopt.orchestrator.store.prices import latest_offers, price_history, record_offers
+from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
+from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer_filter import OfferFilter
+from gpuopt.providers.snapshot import load_snapshot
 
 POLLS_PER_YEAR = 365 * 24 * 6  # every 10 minutes
 

@@ -16,12 +16,12 @@ from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from orchestrator.ledger.records import AttemptRecord, JobRecord
-from orchestrator.report.aggregate import build_report
-from orchestrator.report.files import write_html_report
-from orchestrator.report.render_json import render_json
-from orchestrator.report.render_text import render_text
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
+from gpuopt.orchestrator.report.aggregate import build_report
+from gpuopt.orchestrator.report.files import write_html_report
+from gpuopt.orchestrator.report.render_json import render_json
+from gpuopt.orchestrator.report.render_text import render_text
+from gpuopt.orchestrator.report.weeks import IsoWeek
 
 WEEK = IsoWeek(2026, 48)
 TZ = ZoneInfo("Europe/Berlin")

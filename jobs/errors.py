@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from providers.errors import UserError
+from gpuopt.providers.errors import UserError
 
 
 class SpecError(UserError):

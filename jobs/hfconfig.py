@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jobs.architectures import Architecture
+from gpuopt.jobs.architectures import Architecture
 
 
 class ConfigError(ValueError):

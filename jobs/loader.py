@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from jobs.errors import SpecError
-from jobs.spec import JobSpec
+from gpuopt.jobs.errors import SpecError
+from gpuopt.jobs.spec import JobSpec
 
 _MAX_ERRORS = 20
 

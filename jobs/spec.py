@@ -2,7 +2,7 @@
 
 Keys shared with SkyPilot's task YAML (name, setup, run, envs, workdir, file_mounts)
 mean the same thing there and here, so existing SkyPilot tasks can be brought over.
-Read files with :func:`jobs.loader.load_job_spec`, which turns every validation error
+Read files with :func:`gpuopt.jobs.loader.load_job_spec`, which turns every validation error
 into ``file:line path: what to fix``.
 """
 
@@ -28,15 +28,15 @@ from pydantic import (
     model_validator,
 )
 
-from jobs.architectures import (
+from gpuopt.jobs.architectures import (
     ARCHITECTURES,
     Architecture,
     architecture_from_params,
     find_architecture,
 )
-from jobs.units import parse_count, parse_duration
-from providers.hardware import GPUS, canonical_gpu
-from providers.offer import CLOUDS
+from gpuopt.jobs.units import parse_count, parse_duration
+from gpuopt.providers.hardware import GPUS, canonical_gpu
+from gpuopt.providers.offer import CLOUDS
 
 Precision = Literal["fp32", "bf16", "fp16", "int8", "int4", "nf4"]
 QUANTIZED: frozenset[str] = frozenset({"int8", "int4", "nf4"})
@@ -125,7 +125,7 @@ class ModelSpec(_Strict):
     @classmethod
     def _readable_config(cls, value: Path | None) -> Path | None:
         if value is not None:
-            from jobs.hfconfig import ConfigError, load_hf_config
+            from gpuopt.jobs.hfconfig import ConfigError, load_hf_config
 
             try:
                 load_hf_config(value)
@@ -147,7 +147,7 @@ class ModelSpec(_Strict):
         if self.name is not None:
             self._arch = ARCHITECTURES[self.name]
         elif self.config is not None:
-            from jobs.hfconfig import ConfigError, load_hf_config
+            from gpuopt.jobs.hfconfig import ConfigError, load_hf_config
 
             try:
                 self._arch = load_hf_config(self.config)

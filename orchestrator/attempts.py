@@ -14,19 +14,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jobs.executors.base import AttemptSpec, Executor, Placement
-from jobs.spec import JobSpec
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.jobs.executors.base import AttemptSpec, Executor, Placement
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 if TYPE_CHECKING:
-    from jobs.executors.preemption import PreemptionSchedule
+    from gpuopt.jobs.executors.preemption import PreemptionSchedule
 
 ExecutorFor = Callable[[str], Executor]
 _BUCKET = ("s3://", "gs://", "r2://", "az://", "https://", "http://", "cos://", "oci://")
 
 
 def attempts_dir() -> Path:
-    from orchestrator.paths import data_dir
+    from gpuopt.orchestrator.paths import data_dir
 
     return data_dir() / "attempts"
 
@@ -47,21 +47,21 @@ class ExecutorCache:
 
     def _make(self, kind: str) -> Executor:
         if kind == "local":
-            from jobs.executors.local import LocalExecutor
+            from gpuopt.jobs.executors.local import LocalExecutor
 
             return LocalExecutor(self.base_dir or attempts_dir(), preemption=self.preemption)
         if kind == "skypilot":
-            from jobs.executors.sky_client import SdkSkyClient
-            from jobs.executors.skypilot import SkyPilotExecutor
+            from gpuopt.jobs.executors.sky_client import SdkSkyClient
+            from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
 
             return SkyPilotExecutor(SdkSkyClient())
-        from providers.errors import UserError
+        from gpuopt.providers.errors import UserError
 
         raise UserError(f"unknown executor {kind!r}: use local or skypilot", exit_code=2)
 
 
 def load_stored_spec(job: JobRow) -> JobSpec:
-    from jobs.loader import parse_job_spec
+    from gpuopt.jobs.loader import parse_job_spec
 
     base = Path(job.spec_path).parent if job.spec_path else None
     return parse_job_spec(job.spec_yaml, job.spec_path or f"<job {job.id}>", base_dir=base)
@@ -75,7 +75,7 @@ def checkpoint_dir(job: JobRow, spec: JobSpec) -> str:
     if spec.checkpoint is not None and spec.checkpoint.dir.startswith(_BUCKET):
         return spec.checkpoint.dir
     if spec.checkpoint is None:
-        from orchestrator.paths import data_dir
+        from gpuopt.orchestrator.paths import data_dir
 
         return str(data_dir() / "checkpoints" / job.id)
     path = Path(spec.checkpoint.dir).expanduser()

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
-from orchestrator.store.ledger import (
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.orchestrator.store.ledger import (
     attempt_cost_micros,
     job_cost_micros,
     job_on_demand_micros,

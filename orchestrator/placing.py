@@ -16,17 +16,17 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from jobs.spec import JobSpec
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
-from policies.avoid import avoid_set
-from policies.placement import Candidate, Plan
-from providers.offer import Market
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.policies.avoid import avoid_set
+from gpuopt.policies.placement import Candidate, Plan
+from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
-    from orchestrator.store import Store
-    from policies.index import OfferIndex
-    from policies.placement import PlacementContext
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.store import Store
+    from gpuopt.policies.index import OfferIndex
+    from gpuopt.policies.placement import PlacementContext
 
 MIN_REMAINING = 0.001  # a job reported done but not exited still needs a machine
 
@@ -65,10 +65,10 @@ def _spot_hold(
     """Ask the deadline-aware spot policy what the next attempt may hold."""
     from dataclasses import replace
 
-    from policies.placement import plan_job
-    from policies.spot.history import AvailabilityHistory
-    from policies.spot.model import NOTHING, Kind, Observation
-    from policies.spot.registry import DEFAULT_POLICY, get_policy
+    from gpuopt.policies.placement import plan_job
+    from gpuopt.policies.spot.history import AvailabilityHistory
+    from gpuopt.policies.spot.model import NOTHING, Kind, Observation
+    from gpuopt.policies.spot.registry import DEFAULT_POLICY, get_policy
 
     if spec.resources.spot != "auto" or job.deadline_at is None:
         return None, ""
@@ -113,9 +113,9 @@ def decide_placement(
 ) -> Decision:
     from dataclasses import replace
 
-    from orchestrator.planning import load_index, placement_context
-    from orchestrator.store.ledger import observed_preemptions, to_usd
-    from policies.placement import plan_job
+    from gpuopt.orchestrator.planning import load_index, placement_context
+    from gpuopt.orchestrator.store.ledger import observed_preemptions, to_usd
+    from gpuopt.policies.placement import plan_job
 
     budget_left = None
     if job.budget_micros is not None:

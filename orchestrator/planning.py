@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from jobs.spec import JobSpec
-from policies.placement import OwnedReserved, PlacementContext, Plan
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
-    from orchestrator.store import Store
-    from policies.index import OfferIndex
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.store import Store
+    from gpuopt.policies.index import OfferIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,8 @@ def placement_context(
 
 
 def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
-    from orchestrator.prices.current import current_offers_with_source
-    from policies.index import OfferIndex
+    from gpuopt.orchestrator.prices.current import current_offers_with_source
+    from gpuopt.policies.index import OfferIndex
 
     current = current_offers_with_source(store)
     return OfferIndex.build(current.offers), current.source, current.snapshot_as_of, len(
@@ -68,7 +68,7 @@ def plan_spec(
     observed: Mapping[tuple[str, str], tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlannedJob:
-    from policies.placement import plan_job
+    from gpuopt.policies.placement import plan_job
 
     index, source, as_of, count = load_index(store)
     ctx = placement_context(

@@ -23,21 +23,21 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import col
 
-from jobs.executors.base import (
+from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
     Executor,
     FailureKind,
     cluster_name_for,
 )
-from jobs.spec import JobSpec
-from orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
-from orchestrator.store.engine import Store
-from orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobRow
-from providers.errors import UserError
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
+from gpuopt.orchestrator.store.engine import Store
+from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobRow
+from gpuopt.providers.errors import UserError
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
+    from gpuopt.orchestrator.config.model import Settings
 
 OPEN = ("launching", "running")
 # An attempt row whose launch never reached the executor (the launching process died
@@ -63,7 +63,7 @@ def reconcile_once(
     """Move every live job one step forward. ``now`` (aware UTC) defaults to the clock."""
     from datetime import UTC
 
-    from orchestrator.store.jobs_repo import live_job_ids
+    from gpuopt.orchestrator.store.jobs_repo import live_job_ids
 
     step_now = now or datetime.now(UTC)
     report = StepReport()
@@ -80,7 +80,7 @@ def reconcile_once(
 
 
 def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
-    from orchestrator.store.jobs_repo import attempts_of
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of
 
     with store.session() as session:
         job = session.get(JobRow, job_id)
@@ -148,7 +148,7 @@ def _watch(store: Store, executor: Executor, job: JobRow, a: AttemptRow, now: da
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
                      now: datetime) -> None:
-    from orchestrator.store.jobs_repo import transition, update_attempt
+    from gpuopt.orchestrator.store.jobs_repo import transition, update_attempt
 
     values: dict[str, object] = {}
     if status.state is AttemptState.RUNNING and a.status == "launching":
@@ -171,9 +171,9 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
 def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetime,
            reason: str, report: StepReport, detail: str = "", streak: int = 0) -> bool:
     """Close the attempt with its cost and move the job on, in one transaction."""
-    from orchestrator.attempts import wasted_seconds
-    from orchestrator.store.jobs_repo import add_event, transition, update_attempt
-    from orchestrator.store.ledger import held_cost_micros
+    from gpuopt.orchestrator.attempts import wasted_seconds
+    from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
+    from gpuopt.orchestrator.store.ledger import held_cost_micros
 
     spec = load_stored_spec(job)
     ended = _ended_at(a, status, now)
@@ -255,7 +255,7 @@ def _cancel_open(store: Store, executor: Executor, job: JobRow, a: AttemptRow,
 
 def _finish_job(store: Store, job: JobRow, now: datetime, status: str, report: StepReport,
                 reason: str) -> None:
-    from orchestrator.store.jobs_repo import add_event, transition
+    from gpuopt.orchestrator.store.jobs_repo import add_event, transition
 
     with store.transaction() as session:
         if transition(session, job.id, ("queued", "preempted"), now, status=status,
@@ -270,7 +270,7 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
     sees the request after its launch and stops what it launched."""
     from sqlalchemy import update
 
-    from orchestrator.store.jobs_repo import add_event, find_job
+    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job
 
     with store.transaction() as session:
         job = find_job(session, job_id)
@@ -289,9 +289,9 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 def _place_and_launch(store: Store, executor: Executor, settings: Settings | None, job: JobRow,
                       attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
-    from orchestrator.placing import NoPlace, Wait, decide_placement
-    from orchestrator.store.jobs_repo import claim_attempt, recent_preemptions
-    from orchestrator.store.ledger import job_cost_micros, to_micros
+    from gpuopt.orchestrator.placing import NoPlace, Wait, decide_placement
+    from gpuopt.orchestrator.store.jobs_repo import claim_attempt, recent_preemptions
+    from gpuopt.orchestrator.store.ledger import job_cost_micros, to_micros
 
     if settings is None:
         return  # cancel_job's step: never places
@@ -331,7 +331,7 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
 
 def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
                    report: StepReport) -> None:
-    from orchestrator.store.jobs_repo import add_event, transition
+    from gpuopt.orchestrator.store.jobs_repo import add_event, transition
 
     with store.transaction() as session:
         if transition(session, job.id, ("queued", "preempted"), now, status="failed",

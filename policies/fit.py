@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jobs.architectures import Architecture
-from jobs.memory import GIB, MemoryEstimate, estimate_memory, shards_with_count
-from jobs.spec import WorkloadSpec
-from providers.hardware import GPUS, GpuSpec
+from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.memory import GIB, MemoryEstimate, estimate_memory, shards_with_count
+from gpuopt.jobs.spec import WorkloadSpec
+from gpuopt.providers.hardware import GPUS, GpuSpec
 
 HEADROOM_FRACTION = 0.90
 GPU_COUNTS = (1, 2, 4, 8)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from providers.offer import Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 _Key = tuple[str, int, Market]
 

@@ -22,15 +22,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from jobs.architectures import Architecture
-from jobs.memory import estimate_memory
-from jobs.spec import JobSpec, WorkloadSpec
-from policies.fit import Fit, candidate_counts, check_fit, usable_gib
-from policies.index import OfferIndex
-from policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR, preemptions_per_hour
-from policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
-from providers.hardware import GPUS, GpuSpec
-from providers.offer import Market, Offer
+from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.spec import JobSpec, WorkloadSpec
+from gpuopt.policies.fit import Fit, candidate_counts, check_fit, usable_gib
+from gpuopt.policies.index import OfferIndex
+from gpuopt.policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR, preemptions_per_hour
+from gpuopt.policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
+from gpuopt.providers.hardware import GPUS, GpuSpec
+from gpuopt.providers.offer import Market, Offer
 
 # Time from "launch" until the job does useful work again after a restart: provisioning,
 # image pull, model load and checkpoint restore. 0.1 h is the restart overhead used by

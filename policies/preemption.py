@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from providers.offer import Offer
+from gpuopt.providers.offer import Offer
 
 HOURS_PER_MONTH = 730.0
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jobs.architectures import Architecture
-from jobs.memory.breakdown import MemoryEstimate
-from jobs.spec import WorkloadSpec
-from providers.hardware import GpuSpec
+from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.spec import WorkloadSpec
+from gpuopt.providers.hardware import GpuSpec
 
 # Defaults, from public measurements (shared/data/throughput-calibration.md):
 # - Megatron-LM pre-training reaches 41-48% MFU on A100/H100 at hidden sizes >= 8192;
@@ -117,7 +117,7 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
     if workload.method == "full":
         trainable = arch.params
     else:  # adapters: tiny gradients, r x (in + out) per target, all layers
-        from jobs.memory.training import lora_params
+        from gpuopt.jobs.memory.training import lora_params
 
         trainable = lora_params(arch, workload.lora_targets, workload.lora_rank)
     grad_bytes = 2.0 * trainable  # 16-bit gradients
@@ -214,7 +214,7 @@ class EstimateCache:
 
     def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec,
             concurrency: int | None = None) -> MemoryEstimate:
-        from jobs.memory import estimate_memory
+        from gpuopt.jobs.memory import estimate_memory
 
         key = (gpus, concurrency)
         if key not in self._cache:
@@ -232,9 +232,9 @@ def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     of concurrent sequences, so two evaluations give the fixed part and the per-sequence
     slope; the usable memory left over (fit headroom included) sets the batch.
     """
-    from jobs.memory.inference import KV_BYTES, kv_cache_bytes
-    from jobs.memory.weights import compute_bytes
-    from policies.fit import GIB, usable_gib
+    from gpuopt.jobs.memory.inference import KV_BYTES, kv_cache_bytes
+    from gpuopt.jobs.memory.weights import compute_bytes
+    from gpuopt.policies.fit import GIB, usable_gib
 
     cache = estimates or EstimateCache()
     est1 = cache.get(gpus, arch, workload, 1)

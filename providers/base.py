@@ -1,6 +1,6 @@
 """The provider interface every cloud adapter implements.
 
-An adapter turns one cloud's own APIs into :class:`~providers.offer.Offer` rows. Its
+An adapter turns one cloud's own APIs into :class:`~gpuopt.providers.offer.Offer` rows. Its
 module keeps *fetch* (SDK calls, paging, retries) and *parse* (pure functions over the
 cloud's wire payloads) apart, so parsers are tested on recorded payloads. Adapters never
 rank, filter by job, or decide anything: that is policy.
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from providers.errors import UserError
-from providers.offer import Offer
+from gpuopt.providers.errors import UserError
+from gpuopt.providers.offer import Offer
 
 
 class CredentialsMissing(UserError):

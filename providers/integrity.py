@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
-from providers.hardware import GPUS
-from providers.offer import CLOUDS, Market, Offer
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.offer import CLOUDS, Market, Offer
 
 GPU_COUNTS = (1, 2, 4, 8)
 # A price more than this factor away from the last stored price of the same offer is

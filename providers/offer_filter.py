@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from providers.errors import UserError
-from providers.hardware import GPUS, canonical_gpu
-from providers.offer import CLOUDS, Market, Offer
+from gpuopt.providers.errors import UserError
+from gpuopt.providers.hardware import GPUS, canonical_gpu
+from gpuopt.providers.offer import CLOUDS, Market, Offer
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
-from providers.integrity import offer_problems, price_jump_problem
-from providers.offer import Offer
+from gpuopt.providers.integrity import offer_problems, price_jump_problem
+from gpuopt.providers.offer import Offer
 
 CURRENCY = "USD"
 MICROS = Decimal(1_000_000)

@@ -10,15 +10,15 @@ import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from providers.base import Provider
-from providers.errors import UserError
+from gpuopt.providers.base import Provider
+from gpuopt.providers.errors import UserError
 
 # cloud -> (module, class name)
 PROVIDERS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
-        "aws": ("providers.aws", "AwsProvider"),
-        "gcp": ("providers.gcp", "GcpProvider"),
-        "azure": ("providers.azure", "AzureProvider"),
+        "aws": ("gpuopt.providers.aws", "AwsProvider"),
+        "gcp": ("gpuopt.providers.gcp", "GcpProvider"),
+        "azure": ("gpuopt.providers.azure", "AzureProvider"),
     }
 )
 

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from providers.offer import Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 SNAPSHOT_FILE = "snapshot_data.json"
 FORMAT = 1
@@ -35,7 +35,7 @@ def load_snapshot(text: str | None = None) -> Snapshot:
     if text is None:
         from importlib.resources import files
 
-        text = files("providers").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
+        text = files("gpuopt.providers").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
     doc = json.loads(text)
     if doc.get("format") != FORMAT:
         raise ValueError(f"snapshot format {doc.get('format')!r} is not {FORMAT}")

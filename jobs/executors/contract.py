@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jobs.executors.base import AttemptSpec, Progress
+from gpuopt.jobs.executors.base import AttemptSpec, Progress
 
 ENV_JOB_ID = "GPUOPT_JOB_ID"
 ENV_ATTEMPT = "GPUOPT_ATTEMPT"

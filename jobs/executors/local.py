@@ -29,17 +29,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jobs.executors import local_proc
-from jobs.executors.base import (
+from gpuopt.jobs.executors import local_proc
+from gpuopt.jobs.executors.base import (
     AttemptSpec,
     AttemptState,
     AttemptStatus,
     FailureKind,
     LaunchResult,
 )
-from jobs.executors.contract import contract_env, read_progress
-from jobs.executors.preemption import PreemptionSchedule
-from providers.errors import UserError
+from gpuopt.jobs.executors.contract import contract_env, read_progress
+from gpuopt.jobs.executors.preemption import PreemptionSchedule
+from gpuopt.providers.errors import UserError
 
 _WRAPPER = """#!/bin/bash
 ws={ws}

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from jobs.executors.base import AttemptSpec
+from gpuopt.jobs.executors.base import AttemptSpec
 
 
 class PreemptionSchedule(Protocol):

@@ -26,8 +26,8 @@ from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
 
-from jobs.executors.sky_task import sky_accelerator
-from providers.offer import Market, Offer
+from gpuopt.jobs.executors.sky_task import sky_accelerator
+from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
 CATALOG_SCHEMA_VERSION = "v8"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from jobs.executors.sky_task import SkyTaskPlan, build_sky_task
+from gpuopt.jobs.executors.sky_task import SkyTaskPlan, build_sky_task
 
 LAUNCH_REQUEST_NAME = "launch"  # sky.server.requests.request_names.RequestName.CLUSTER_LAUNCH
 _LIVE_REQUEST_STATES = frozenset({"PENDING", "WAITING", "RUNNING"})

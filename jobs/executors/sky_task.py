@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from jobs.executors.base import AttemptSpec, Progress
-from jobs.executors.contract import contract_env, parse_progress
-from providers.errors import UserError
+from gpuopt.jobs.executors.base import AttemptSpec, Progress
+from gpuopt.jobs.executors.contract import contract_env, parse_progress
+from gpuopt.providers.errors import UserError
 
 if TYPE_CHECKING:
     import sky

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from jobs.executors.base import (
+from gpuopt.jobs.executors.base import (
     CLUSTER_PREFIX,
     AttemptSpec,
     AttemptState,
@@ -23,8 +23,8 @@ from jobs.executors.base import (
     LaunchResult,
     Progress,
 )
-from jobs.executors.sky_client import ClusterJob, ClusterRecord, SkyClient
-from jobs.executors.sky_task import (
+from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, SkyClient
+from gpuopt.jobs.executors.sky_task import (
     PROGRESS_ECHO_S,
     exit_code_from_lines,
     is_wrapper_line,

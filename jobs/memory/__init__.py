@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jobs.memory.breakdown import COMPONENTS, MemoryEstimate
-from jobs.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
+from gpuopt.jobs.memory.breakdown import COMPONENTS, MemoryEstimate
+from gpuopt.jobs.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
 
 if TYPE_CHECKING:
-    from jobs.architectures import Architecture
-    from jobs.spec import JobSpec, WorkloadSpec
+    from gpuopt.jobs.architectures import Architecture
+    from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 
 __all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "estimate_job", "estimate_memory",
            "shards_with_count"]
@@ -27,7 +27,7 @@ def shards_with_count(workload: WorkloadSpec) -> bool:
 
 
 def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -> MemoryEstimate:
-    from jobs.memory import inference, training, weights
+    from gpuopt.jobs.memory import inference, training, weights
 
     if gpus < 1:
         raise ValueError("gpus must be >= 1")

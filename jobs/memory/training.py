@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jobs.architectures import Architecture
-from jobs.memory.constants import (
+from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.memory.constants import (
     LOSS_FP32_COPIES,
     MASTER_WEIGHT_BYTES,
     MIXED_PRECISION_GRAD_BYTES,
@@ -12,7 +12,7 @@ from jobs.memory.constants import (
     OPTIMIZER_BYTES,
     ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
 )
-from jobs.memory.weights import QUANTIZED, compute_bytes, largest_matrix
+from gpuopt.jobs.memory.weights import QUANTIZED, compute_bytes, largest_matrix
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from providers.errors import UserError
+from gpuopt.providers.errors import UserError
 
 
 def build_app() -> typer.Typer:
@@ -29,7 +29,7 @@ def build_app() -> typer.Typer:
         """Place GPU jobs on the cheapest cloud GPU that fits, and keep them running."""
 
     # Each command module's register() adds its commands; this order is --help's order.
-    from orchestrator.cli import (
+    from gpuopt.orchestrator.cli import (
         config_cmd,
         daemon_cmd,
         estimate_cmd,
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as err:
         from rich.text import Text
 
-        from orchestrator.cli.console import err_console
+        from gpuopt.orchestrator.cli.console import err_console
 
         err_console().print(Text.assemble(("error: ", "bold red"), str(err)))
         sys.exit(err.exit_code)

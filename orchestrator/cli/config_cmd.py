@@ -20,9 +20,9 @@ ConfigOption = Annotated[
 
 def show(config: ConfigOption = None) -> None:
     """Print the effective configuration (file + GPUOPT_* overrides), secrets masked."""
-    from orchestrator.cli.console import out_console
-    from orchestrator.config import load_config_with_sources
-    from orchestrator.config.render import to_toml
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.config import load_config_with_sources
+    from gpuopt.orchestrator.config.render import to_toml
 
     settings, file, exists, env_names = load_config_with_sources(config)
     header = [f"# file: {file}" + ("" if exists else " (missing: defaults)")]
@@ -38,10 +38,10 @@ def init(
     """Write a commented starter configuration file."""
     import os
 
-    from orchestrator.cli.console import err_console
-    from orchestrator.config.render import starter_text
-    from orchestrator.paths import default_config_file, ensure_private_dir
-    from providers.errors import UserError
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.config.render import starter_text
+    from gpuopt.orchestrator.paths import default_config_file, ensure_private_dir
+    from gpuopt.providers.errors import UserError
 
     file = config.expanduser() if config is not None else default_config_file()
     if file.exists() and not force:

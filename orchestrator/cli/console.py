@@ -10,4 +10,6 @@ def out_console() -> Console:
 
 
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    # Messages are never hard-wrapped: a long path or URL stays on one line, whatever
+    # the terminal's width (only tables adapt to it).
+    return Console(stderr=True, highlight=False, soft_wrap=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.cli.config_cmd import ConfigOption
+from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 
 NOT_RUNNING_EXIT = 3  # like `systemctl status`: 3 = not running
 
@@ -25,8 +25,8 @@ LogFormatArg = Annotated[
 
 
 def _run(config: ConfigOption, log_format: LogFormatOption | None) -> None:
-    from orchestrator.config import load_config
-    from orchestrator.daemon.runner import run_daemon
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.daemon.runner import run_daemon
 
     settings = load_config(config)
     raise typer.Exit(run_daemon(settings, log_format=log_format.value if log_format else None))
@@ -46,10 +46,10 @@ def status(
     import json
     from datetime import UTC, datetime
 
-    from orchestrator.config import load_config
-    from orchestrator.daemon.status import DaemonStatus, gather_status, render_text
-    from orchestrator.store import open_store_if_exists
-    from orchestrator.store.url import resolve_url, shown_url
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.daemon.status import DaemonStatus, gather_status, render_text
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.url import resolve_url, shown_url
 
     settings = load_config(config)
     url = resolve_url(settings.database.url)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from orchestrator.store import Store
-    from orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
+    from gpuopt.orchestrator.store import Store
+    from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration file (TOML).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -23,14 +23,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(config: Path | None) -> Store | None:
-    from orchestrator.config import load_config
-    from orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.store import open_store_if_exists
 
     return open_store_if_exists(load_config(config).database.url)
 
 
 def _no_job(job_id: str) -> Exception:
-    from providers.errors import UserError
+    from gpuopt.providers.errors import UserError
 
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
@@ -39,7 +39,7 @@ def _load_job(
     job_id: str, config: Path | None, with_events: bool = False
 ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
     """A job (by id or unique prefix), its attempts and, if asked, its events."""
-    from orchestrator.store.jobs_repo import attempts_of, events_of, find_job
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     store = _open(config)
     if store is None:
@@ -59,9 +59,9 @@ def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
     import json
     from datetime import UTC, datetime
 
-    from orchestrator.cli.console import out_console
-    from orchestrator.job_views import job_view
-    from orchestrator.store.jobs_repo import attempts_of, list_jobs
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.job_views import job_view
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
 
     store = _open(config)
     views = []
@@ -103,7 +103,7 @@ def status(
     import json
     from datetime import UTC, datetime
 
-    from orchestrator.job_views import attempt_view, job_view
+    from gpuopt.orchestrator.job_views import attempt_view, job_view
 
     job, attempts, events = _load_job(job_id, config, with_events=True)
     now = datetime.now(UTC)
@@ -121,8 +121,8 @@ def _print_status(view: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from orchestrator.cli.console import out_console
-    from orchestrator.job_views import SIMULATED
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.job_views import SIMULATED
 
     console = out_console()
     progress = view["progress"]
@@ -165,8 +165,8 @@ def logs(
     config: ConfigOpt = None,
 ) -> None:
     """Print an attempt's output."""
-    from orchestrator.attempts import ExecutorCache
-    from providers.errors import UserError
+    from gpuopt.orchestrator.attempts import ExecutorCache
+    from gpuopt.providers.errors import UserError
 
     job, attempts, _ = _load_job(job_id, config)
     if not attempts:
@@ -194,9 +194,9 @@ def cancel(
     """Stop a job: its cluster or processes go, its attempt is closed, its ledger stays."""
     from datetime import UTC, datetime
 
-    from orchestrator.attempts import ExecutorCache
-    from orchestrator.cli.console import out_console
-    from orchestrator.reconcile import cancel_job
+    from gpuopt.orchestrator.attempts import ExecutorCache
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.reconcile import cancel_job
 
     store = _open(config)
     if store is None:

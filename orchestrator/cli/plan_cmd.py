@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from orchestrator.planning import PlannedJob
+    from gpuopt.orchestrator.planning import PlannedJob
 
 
 def register(app: typer.Typer) -> None:
@@ -30,10 +30,10 @@ def plan(
     """
     from datetime import UTC, datetime
 
-    from jobs.loader import load_job_spec
-    from orchestrator.config import load_config
-    from orchestrator.planning import plan_spec
-    from orchestrator.store import open_store_if_exists
+    from gpuopt.jobs.loader import load_job_spec
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.store import open_store_if_exists
 
     spec = load_job_spec(job_file)
     settings = load_config(config)
@@ -54,7 +54,7 @@ def plan(
 def print_plan(title: str, planned: PlannedJob) -> None:
     from rich.table import Table
 
-    from orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.console import out_console
 
     console = out_console()
     plan = planned.plan

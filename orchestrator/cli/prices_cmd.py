@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orchestrator.cli.config_cmd import ConfigOption
+from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from orchestrator.config import Settings
-    from providers.offer import Offer
-    from providers.offer_filter import OfferFilter
+    from gpuopt.orchestrator.config import Settings
+    from gpuopt.providers.offer import Offer
+    from gpuopt.providers.offer_filter import OfferFilter
 
 GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.")]
 CloudOpt = Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")]
@@ -34,7 +34,7 @@ def _age(now: datetime, then: datetime) -> str:
 
 
 def _settings(config: Path | None) -> Settings:
-    from orchestrator.config import load_config
+    from gpuopt.orchestrator.config import load_config
 
     return load_config(config)
 
@@ -57,10 +57,10 @@ def show_prices(
         return
     from datetime import UTC
 
-    from orchestrator.cli.console import err_console, out_console
-    from orchestrator.prices.current import current_offers_with_source
-    from orchestrator.store import open_store_if_exists
-    from providers.offer_filter import OfferFilter
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.prices.current import current_offers_with_source
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.providers.offer_filter import OfferFilter
 
     flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region,
                             max_price_per_gpu_hour=max_price)
@@ -126,11 +126,11 @@ def refresh(
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from orchestrator.cli.console import err_console, out_console
-    from orchestrator.prices.poll import load_providers, poll_prices
-    from orchestrator.store import open_store
-    from providers.errors import UserError
-    from providers.registry import provider_names
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.prices.poll import load_providers, poll_prices
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.providers.errors import UserError
+    from gpuopt.providers.registry import provider_names
 
     settings = _settings(config)
     clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
@@ -190,12 +190,12 @@ def history(
     """The stored price series (one row per price change) and an optional chart."""
     from datetime import UTC
 
-    from orchestrator.cli.console import err_console, out_console
-    from orchestrator.config import parse_duration
-    from orchestrator.store import open_store_if_exists
-    from orchestrator.store.prices import price_history
-    from providers.errors import UserError
-    from providers.offer_filter import OfferFilter
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.config import parse_duration
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.prices import price_history
+    from gpuopt.providers.errors import UserError
+    from gpuopt.providers.offer_filter import OfferFilter
 
     try:
         window = parse_duration(since)
@@ -230,7 +230,7 @@ def history(
                       f"{p.last_seen:%Y-%m-%d %H:%M}")
     _wide(out_console()).print(table)
     if plot is not None:
-        from orchestrator.prices.chart import plot_history
+        from gpuopt.orchestrator.prices.chart import plot_history
 
         plot_history(points, plot, title=_title(flt))
         err_console().print(f"wrote {plot}")
@@ -251,11 +251,11 @@ def export_snapshot(
     """Regenerate the embedded price snapshot from the store's latest offers."""
     from datetime import UTC
 
-    from orchestrator.cli.console import err_console
-    from orchestrator.store import open_store_if_exists
-    from orchestrator.store.prices import latest_offers
-    from providers.errors import UserError
-    from providers.snapshot import SNAPSHOT_FILE, snapshot_document
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.prices import latest_offers
+    from gpuopt.providers.errors import UserError
+    from gpuopt.providers.snapshot import SNAPSHOT_FILE, snapshot_document
 
     settings = _settings(config)
     store = open_store_if_exists(settings.database.url)
@@ -279,7 +279,7 @@ def export_snapshot(
         "(USD per instance-hour).",
     )
     if out is None:
-        import providers
+        from gpuopt import providers
 
         out = Path(providers.__file__).with_name(SNAPSHOT_FILE)
     out.write_text(text, encoding="utf-8")

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orchestrator.cli.config_cmd import ConfigOption
+from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 
 if TYPE_CHECKING:
     from email.message import EmailMessage
 
-    from orchestrator.config import Settings
-    from orchestrator.report.model import WeeklyReport
-    from orchestrator.report.service import LedgerLoader
+    from gpuopt.orchestrator.config import Settings
+    from gpuopt.orchestrator.report.model import WeeklyReport
+    from gpuopt.orchestrator.report.service import LedgerLoader
 
 
 class ReportFormat(StrEnum):
@@ -62,11 +62,11 @@ def register(
         """Spend, savings against on-demand, preemptions and budgets for one ISO week."""
         from datetime import UTC
 
-        from orchestrator.config import load_config
-        from orchestrator.report import from_config
-        from orchestrator.report.service import load_report
-        from orchestrator.report.source import store_loader
-        from orchestrator.report.weeks import IsoWeek
+        from gpuopt.orchestrator.config import load_config
+        from gpuopt.orchestrator.report import from_config
+        from gpuopt.orchestrator.report.service import load_report
+        from gpuopt.orchestrator.report.source import store_loader
+        from gpuopt.orchestrator.report.weeks import IsoWeek
 
         settings = load_config(config)
         tz = from_config.report_timezone(settings)
@@ -83,7 +83,7 @@ def register(
 
 def _output(result: WeeklyReport, fmt: ReportFormat, out: Path | None) -> None:
     if fmt is ReportFormat.HTML:
-        from orchestrator.report.files import self_contained_html, write_html_report
+        from gpuopt.orchestrator.report.files import self_contained_html, write_html_report
 
         if out is not None:
             paths = write_html_report(result, out)
@@ -92,11 +92,11 @@ def _output(result: WeeklyReport, fmt: ReportFormat, out: Path | None) -> None:
         typer.echo(self_contained_html(result))
         return
     if fmt is ReportFormat.JSON:
-        from orchestrator.report.render_json import render_json
+        from gpuopt.orchestrator.report.render_json import render_json
 
         text = render_json(result)
     else:
-        from orchestrator.report.render_text import render_text
+        from gpuopt.orchestrator.report.render_text import render_text
 
         text = render_text(result)
     if out is not None:
@@ -113,10 +113,10 @@ def _email(
     mailer: Callable[[EmailMessage], None] | None,
     now: datetime,
 ) -> None:
-    from orchestrator.report import from_config
-    from orchestrator.report.message import build_message
-    from orchestrator.report.sender import EVERYONE, team_scope
-    from providers.errors import UserError
+    from gpuopt.orchestrator.report import from_config
+    from gpuopt.orchestrator.report.message import build_message
+    from gpuopt.orchestrator.report.sender import EVERYONE, team_scope
+    from gpuopt.providers.errors import UserError
 
     recipients = from_config.recipients(settings)
     if result.team is not None:
@@ -141,8 +141,8 @@ def _email(
 
 def _mark_sent(settings: Settings, result: WeeklyReport, scope: str, now: datetime) -> bool:
     """Record the send where the daemon's weekly sender looks; True if it was sent before."""
-    from orchestrator.store import open_store
-    from orchestrator.store.report_sends import StoreSentWeeks
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.report_sends import StoreSentWeeks
 
     store = open_store(settings.database.url)
     try:

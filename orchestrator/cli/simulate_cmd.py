@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from orchestrator.simulate.traces import Trace
-    from policies.spot.engine import SimResult
-    from policies.spot.sweep import Job, SweepResult, TraceSet
+    from gpuopt.orchestrator.simulate.traces import Trace
+    from gpuopt.policies.spot.engine import SimResult
+    from gpuopt.policies.spot.sweep import Job, SweepResult, TraceSet
 
 EXIT_BAD_INPUT = 2
 BASELINES = ("on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _bad(message: str) -> Exception:
-    from providers.errors import UserError
+    from gpuopt.providers.errors import UserError
 
     return UserError(message, exit_code=EXIT_BAD_INPUT)
 
@@ -91,9 +91,9 @@ def simulate(
     ] = None,
 ) -> None:
     """Replay a spot / on-demand policy on real spot-availability traces."""
-    from orchestrator.simulate.traces import load_traces
-    from policies.spot.registry import POLICIES
-    from policies.spot.sweep import Job
+    from gpuopt.orchestrator.simulate.traces import load_traces
+    from gpuopt.policies.spot.registry import POLICIES
+    from gpuopt.policies.spot.sweep import Job
 
     if policy not in POLICIES:
         raise _bad(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
@@ -123,10 +123,10 @@ def simulate(
 
 def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float,
              policy: str, as_json: bool) -> None:
-    from orchestrator.simulate.traces import one_gap
-    from policies.spot.engine import Scenario
-    from policies.spot.engine import simulate as replay
-    from policies.spot.registry import get_policy
+    from gpuopt.orchestrator.simulate.traces import one_gap
+    from gpuopt.policies.spot.engine import Scenario
+    from gpuopt.policies.spot.engine import simulate as replay
+    from gpuopt.policies.spot.registry import get_policy
     gap = one_gap(traces)
     start_s = _seconds(start_hour, "--start-hour", positive=False)
     start_tick = math.ceil(start_s / gap)
@@ -167,7 +167,7 @@ def _print_result(result: SimResult, policy: str, traces: list[Trace],
                   deadline_s: float) -> None:
     from rich.table import Table
 
-    from orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.console import out_console
 
     labels = result.labels(len(traces))
     gap = traces[0].gap_s
@@ -189,9 +189,9 @@ def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: in
                plot: Path | None, as_json: bool) -> None:
     from rich.progress import Progress
 
-    from orchestrator.cli.console import err_console
-    from orchestrator.simulate.traces import sweep_sets
-    from policies.spot.sweep import run_sweep, scenarios
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.simulate.traces import sweep_sets
+    from gpuopt.policies.spot.sweep import run_sweep, scenarios
 
     policies = ("auto", *BASELINES)
     sets = sweep_sets(traces, zones)
@@ -213,7 +213,7 @@ def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: in
 
 
 def sweep_json(res: SweepResult) -> dict[str, object]:
-    from policies.spot.sweep import OPTIMUM
+    from gpuopt.policies.spot.sweep import OPTIMUM
 
     return {
         "deadline_hours": res.deadline_s / 3600,
@@ -235,8 +235,8 @@ def sweep_json(res: SweepResult) -> dict[str, object]:
 def _print_sweep(results: list[SweepResult], sets: list[TraceSet]) -> None:
     from rich.table import Table
 
-    from orchestrator.cli.console import out_console
-    from policies.spot.sweep import OPTIMUM
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.policies.spot.sweep import OPTIMUM
 
     con = out_console()
     con.print(f"{len(sets)} trace sets: " + ", ".join(s.name for s in sets))
@@ -261,7 +261,7 @@ def draw_plot(results: list[SweepResult], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from policies.spot.sweep import OPTIMUM
+    from gpuopt.policies.spot.sweep import OPTIMUM
 
     xs = [r.deadline_s / 3600 for r in results]
     fig, ax = plt.subplots(figsize=(7, 4.5))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from providers.offer import Offer
+    from gpuopt.providers.offer import Offer
 
 OffersSource = Callable[[], "Iterable[Offer]"]
 
@@ -27,9 +27,9 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
         ] = False,
     ) -> None:
         """Write gpuopt's latest prices into ~/.sky/catalogs (merging; reversible)."""
-        from jobs.executors import sky_catalog
-        from orchestrator.cli.console import out_console
-        from providers.errors import UserError
+        from gpuopt.jobs.executors import sky_catalog
+        from gpuopt.orchestrator.cli.console import out_console
+        from gpuopt.providers.errors import UserError
 
         out = out_console()
         if restore:
@@ -49,9 +49,9 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
 
 
 def _latest_offers() -> list[Offer]:
-    from orchestrator.config import load_config
-    from orchestrator.prices.current import current_offers
-    from orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.prices.current import current_offers
+    from gpuopt.orchestrator.store import open_store_if_exists
 
     store = open_store_if_exists(load_config().database.url)
     try:

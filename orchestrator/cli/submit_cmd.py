@@ -11,10 +11,10 @@ import typer
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from jobs.spec import JobSpec
-    from orchestrator.config.model import Settings
-    from orchestrator.planning import PlannedJob
-    from orchestrator.store import Store
+    from gpuopt.jobs.spec import JobSpec
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.planning import PlannedJob
+    from gpuopt.orchestrator.store import Store
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 
@@ -43,13 +43,13 @@ def submit(
     """
     from datetime import UTC, datetime
 
-    from jobs.loader import load_job_spec
-    from orchestrator.cli.console import out_console
-    from orchestrator.cli.plan_cmd import print_plan
-    from orchestrator.config import load_config
-    from orchestrator.planning import plan_spec
-    from orchestrator.store import open_store, open_store_if_exists
-    from providers.errors import UserError
+    from gpuopt.jobs.loader import load_job_spec
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.plan_cmd import print_plan
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.store import open_store, open_store_if_exists
+    from gpuopt.providers.errors import UserError
 
     spec = load_job_spec(job_file)
     if not spec.run:
@@ -93,9 +93,9 @@ def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
                now: datetime) -> str:
     import json
 
-    from orchestrator.store.jobs_repo import add_event, new_job_id
-    from orchestrator.store.jobs_tables import JobRow
-    from orchestrator.store.ledger import to_micros
+    from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
+    from gpuopt.orchestrator.store.jobs_tables import JobRow
+    from gpuopt.orchestrator.store.ledger import to_micros
 
     job_id = new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
@@ -126,11 +126,11 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
-    from orchestrator.attempts import ExecutorCache
-    from orchestrator.cli.console import err_console, out_console
-    from orchestrator.job_views import progress_of
-    from orchestrator.reconcile import reconcile_once
-    from orchestrator.store.jobs_repo import attempts_of, find_job
+    from gpuopt.orchestrator.attempts import ExecutorCache
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.job_views import progress_of
+    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
 
     executors = ExecutorCache()
     columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn())
@@ -166,11 +166,11 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 def _summary(store: Store, job_id: str) -> None:
     from datetime import UTC, datetime
 
-    from orchestrator.attempts import checkpoint_dir, load_stored_spec
-    from orchestrator.cli.console import out_console
-    from orchestrator.job_views import SIMULATED, job_view, where
-    from orchestrator.store.jobs_repo import attempts_of, find_job
-    from orchestrator.store.ledger import to_usd
+    from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.job_views import SIMULATED, job_view, where
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
+    from gpuopt.orchestrator.store.ledger import to_usd
 
     with store.session() as session:
         job = find_job(session, job_id)

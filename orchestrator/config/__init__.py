@@ -7,8 +7,8 @@ See ``load.py`` for the environment mapping and ``render.py`` for ``config show/
 
 from __future__ import annotations
 
-from orchestrator.config.load import ConfigError, load_config, load_config_with_sources
-from orchestrator.config.model import (
+from gpuopt.orchestrator.config.load import ConfigError, load_config, load_config_with_sources
+from gpuopt.orchestrator.config.model import (
     CloudsConfig,
     DaemonConfig,
     DatabaseConfig,

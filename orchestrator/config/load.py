@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from orchestrator.config.model import Settings
-from providers.errors import UserError
+from gpuopt.orchestrator.config.model import Settings
+from gpuopt.providers.errors import UserError
 
 ENV_PREFIX = "GPUOPT_"
 NOT_SETTINGS = frozenset({"GPUOPT_HOME", "GPUOPT_CONFIG"})
@@ -52,7 +52,7 @@ def load_config_with_sources(
     path: Path | str | None = None, env: Mapping[str, str] | None = None
 ) -> tuple[Settings, Path, bool, list[str]]:
     """(settings, file path, whether the file exists, env variables that were applied)."""
-    from orchestrator.paths import default_config_file
+    from gpuopt.orchestrator.paths import default_config_file
 
     explicit = path is not None
     file = Path(path).expanduser() if path is not None else default_config_file()

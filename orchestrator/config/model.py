@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from jobs.units import DURATION_UNITS, duration_seconds
-from providers.offer import CLOUDS
+from gpuopt.jobs.units import DURATION_UNITS, duration_seconds
+from gpuopt.providers.offer import CLOUDS
 
 Cloud = Literal["aws", "gcp", "azure"]
 
@@ -138,7 +138,7 @@ class ReservedCapacity(_Section):
 
 def _default_preemption_rates() -> dict[Cloud, float]:
     """The placement policy's documented per-cloud defaults (policies/preemption.py)."""
-    from policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR
+    from gpuopt.policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR
 
     return {cloud: DEFAULT_PREEMPTIONS_PER_HOUR[cloud] for cloud in ("aws", "gcp", "azure")}
 

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from orchestrator.config.model import Settings
+from gpuopt.orchestrator.config.model import Settings
 
 MASK = "**********"
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -79,4 +79,4 @@ def starter_text() -> str:
     """
     from importlib.resources import files
 
-    return (files("orchestrator.config") / "config.example.toml").read_text(encoding="utf-8")
+    return (files("gpuopt.orchestrator.config") / "config.example.toml").read_text(encoding="utf-8")

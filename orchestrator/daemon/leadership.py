@@ -27,7 +27,7 @@ import socket
 from pathlib import Path
 from typing import Any, Protocol
 
-from providers.errors import UserError
+from gpuopt.providers.errors import UserError
 
 log = logging.getLogger("gpuopt.daemon.leadership")
 
@@ -192,7 +192,7 @@ def leadership_for(url: str, dialect: str) -> Leadership:
     """The leadership for the store at ``url`` (SQLite lock file / PostgreSQL advisory lock)."""
     if dialect == "postgresql":
         return PgAdvisoryLeadership(url)
-    from orchestrator.store.url import sqlite_file
+    from gpuopt.orchestrator.store.url import sqlite_file
 
     file = sqlite_file(url)
     if file is None:

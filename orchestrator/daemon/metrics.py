@@ -25,12 +25,12 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.daemon.runtime import RuntimeState
+from gpuopt.orchestrator.daemon.runtime import RuntimeState
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
 
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.daemon.metrics")
 STALE_LOOP_S = 60.0
@@ -79,8 +79,8 @@ class StoreCollector:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
         from sqlalchemy import func, inspect, select
 
-        from orchestrator.store.daemon_tables import PollStatusRow
-        from orchestrator.store.tables import OfferSeries
+        from gpuopt.orchestrator.store.daemon_tables import PollStatusRow
+        from gpuopt.orchestrator.store.tables import OfferSeries
 
         now = self.clock()
         offers = OfferSeries.__table__  # type: ignore[attr-defined]
@@ -103,7 +103,7 @@ class StoreCollector:
             yield ok
             if not inspect(conn).has_table("attempts"):
                 return
-            from orchestrator.store.jobs_tables import (
+            from gpuopt.orchestrator.store.jobs_tables import (
                 ATTEMPT_STATUSES,
                 JOB_STATUSES,
                 AttemptRow,
@@ -151,7 +151,7 @@ def _spend(row: Any, now: datetime) -> int:
     """Micro-dollars of one attempt: its recorded cost, else held time x launch price."""
     if row.cost_micros is not None:
         return int(row.cost_micros)
-    from orchestrator.store.ledger import held_cost_micros
+    from gpuopt.orchestrator.store.ledger import held_cost_micros
 
     end = _aware(row.ended_at) if row.ended_at is not None else now
     return held_cost_micros(int(row.price_per_hour_micros), _aware(row.started_at), end)

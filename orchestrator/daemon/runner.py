@@ -19,16 +19,16 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from orchestrator.daemon.runtime import RuntimeState
-from orchestrator.daemon.tasks import Clock, DaemonTasks, utc_now
+from gpuopt.orchestrator.daemon.runtime import RuntimeState
+from gpuopt.orchestrator.daemon.tasks import Clock, DaemonTasks, utc_now
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
 
-    from orchestrator.config.model import Settings
-    from orchestrator.daemon.leadership import Leadership
-    from orchestrator.store.daemon_state import NodeInfo
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.daemon.leadership import Leadership
+    from gpuopt.orchestrator.store.daemon_state import NodeInfo
+    from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.daemon")
 SHUTDOWN_GRACE_S = 8.0  # running steps may finish; the process is gone within 10 s
@@ -62,7 +62,7 @@ class Daemon:
                 and time.monotonic() - self._confirmed_at < ttl)
 
     def _become_leader(self, now: datetime) -> None:
-        from orchestrator.daemon.schedule import make_scheduler, register_jobs
+        from gpuopt.orchestrator.daemon.schedule import make_scheduler, register_jobs
 
         self._leader_since, self._confirmed_at = now, time.monotonic()
         self.runtime.set_role("leader", now)
@@ -118,14 +118,14 @@ class Daemon:
         return min(STANDBY_RETRY, self.settings.daemon.lease_renew)
 
     def _heartbeat(self, role: str | None = None) -> None:
-        from orchestrator.store.daemon_state import heartbeat
+        from gpuopt.orchestrator.store.daemon_state import heartbeat
 
         role = role or ("leader" if self._leader_since is not None else "standby")
         heartbeat(self.store, self.node, role=role, leader_since=self._leader_since,
                   at=self.clock())
 
     def _forget_old_nodes(self, now: datetime) -> None:
-        from orchestrator.store.daemon_state import prune_nodes
+        from gpuopt.orchestrator.store.daemon_state import prune_nodes
 
         prune_nodes(self.store, now - FORGET_NODES_AFTER)
 
@@ -148,13 +148,13 @@ class Daemon:
 
 def _migrate_serialised(url: str, dialect_hint: str) -> Store:
     """open_store, with concurrent starts on PostgreSQL upgrading the schema one at a time."""
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     if dialect_hint != "postgresql":
         return open_store(url)
     import psycopg
 
-    from orchestrator.daemon.leadership import libpq_url
+    from gpuopt.orchestrator.daemon.leadership import libpq_url
 
     with psycopg.connect(libpq_url(url), autocommit=True, connect_timeout=10) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
@@ -185,19 +185,19 @@ def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store
 def run_daemon(settings: Settings, *, log_format: str | None = None,
                clock: Clock = utc_now) -> int:
     """Run until SIGTERM / SIGINT; returns the exit code (0)."""
-    from orchestrator.daemon.leadership import SqliteFileLock, leadership_for
-    from orchestrator.daemon.logs import setup_logging
-    from orchestrator.daemon.metrics import MetricsServer
-    from orchestrator.store.daemon_state import NodeInfo
-    from orchestrator.store.url import resolve_url, sqlite_file
-    from providers.errors import UserError
+    from gpuopt.orchestrator.daemon.leadership import SqliteFileLock, leadership_for
+    from gpuopt.orchestrator.daemon.logs import setup_logging
+    from gpuopt.orchestrator.daemon.metrics import MetricsServer
+    from gpuopt.orchestrator.store.daemon_state import NodeInfo
+    from gpuopt.orchestrator.store.url import resolve_url, sqlite_file
+    from gpuopt.providers.errors import UserError
 
     setup_logging(log_format or settings.daemon.log_format.value)
     url = resolve_url(settings.database.url)
     dialect = "postgresql" if url.startswith("postgres") else "sqlite"
     leadership = leadership_for(url, dialect)
     if isinstance(leadership, SqliteFileLock):
-        from orchestrator.paths import ensure_private_dir
+        from gpuopt.orchestrator.paths import ensure_private_dir
 
         file = sqlite_file(url)
         if file is not None:

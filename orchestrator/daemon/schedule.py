@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
 
-    from orchestrator.config.model import Settings
+    from gpuopt.orchestrator.config.model import Settings
 
 REPORT_RETRY_EVERY = timedelta(minutes=5)
 COMPACTION_FIRST_DELAY = timedelta(minutes=5)

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
-    from orchestrator.store.daemon_state import NodeInfo, PollInfo
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.store.daemon_state import NodeInfo, PollInfo
+    from gpuopt.orchestrator.store.engine import Store
 
 # A node whose heartbeat is older than lease_ttl x this is not counted as alive.
 ALIVE_FACTOR = 2
@@ -52,11 +52,11 @@ def _poll(p: PollInfo) -> dict[str, Any]:
 
 
 def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> DaemonStatus:
-    from orchestrator.daemon.leadership import sqlite_daemon_running
-    from orchestrator.report.from_config import schedule
-    from orchestrator.store.daemon_state import list_nodes, list_polls
-    from orchestrator.store.report_sends import pending_retries
-    from orchestrator.store.url import sqlite_file
+    from gpuopt.orchestrator.daemon.leadership import sqlite_daemon_running
+    from gpuopt.orchestrator.report.from_config import schedule
+    from gpuopt.orchestrator.store.daemon_state import list_nodes, list_polls
+    from gpuopt.orchestrator.store.report_sends import pending_retries
+    from gpuopt.orchestrator.store.url import sqlite_file
 
     alive_after = now - settings.daemon.lease_ttl * ALIVE_FACTOR - timedelta(seconds=5)
     nodes = [n for n in list_nodes(store) if n.role != "stopped" and n.heartbeat_at >= alive_after]

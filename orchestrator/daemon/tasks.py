@@ -13,12 +13,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.daemon.runtime import RuntimeState, TaskOutcome
+from gpuopt.orchestrator.daemon.runtime import RuntimeState, TaskOutcome
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
-    from orchestrator.report.sender import ReportSender
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.report.sender import ReportSender
+    from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.daemon")
 Clock = Callable[[], datetime]
@@ -84,8 +84,8 @@ class DaemonTasks:
     # -- the steps ------------------------------------------------------------------------
 
     def _poll(self, cloud: str) -> None:
-        from orchestrator.prices.poll import load_providers, poll_prices
-        from orchestrator.store.daemon_state import record_poll
+        from gpuopt.orchestrator.prices.poll import load_providers, poll_prices
+        from gpuopt.orchestrator.store.daemon_state import record_poll
 
         now = self.clock()
         providers = load_providers([cloud])
@@ -98,10 +98,10 @@ class DaemonTasks:
                  result.rejected, f": {result.error}" if result.error else "")
 
     def _reconcile(self) -> None:
-        from orchestrator.reconcile import reconcile_once
+        from gpuopt.orchestrator.reconcile import reconcile_once
 
         if self._executors is None:
-            from orchestrator.attempts import ExecutorCache
+            from gpuopt.orchestrator.attempts import ExecutorCache
 
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
@@ -120,14 +120,14 @@ class DaemonTasks:
                 log.info("weekly report %s %s: %s", outcome.week, outcome.scope, outcome.status)
 
     def _report_retry(self) -> None:
-        from orchestrator.store.report_sends import pending_retries
+        from gpuopt.orchestrator.store.report_sends import pending_retries
 
         now = self.clock()
         if any(at <= now for _w, _s, at in pending_retries(self.store)):
             self._report_tick()
 
     def _compact(self) -> None:
-        from orchestrator.store.compaction import compact_price_history
+        from gpuopt.orchestrator.store.compaction import compact_price_history
 
         d = self.settings.daemon
         compact_price_history(self.store, now=self.clock(), after=d.compaction_after,
@@ -136,7 +136,7 @@ class DaemonTasks:
 
 def build_sender(store: Store, settings: Settings) -> ReportSender:
     """The weekly-report sender with its sent weeks in the store (table report_sends)."""
-    from orchestrator.report.from_config import report_sender
-    from orchestrator.store.report_sends import StoreSentWeeks
+    from gpuopt.orchestrator.report.from_config import report_sender
+    from gpuopt.orchestrator.store.report_sends import StoreSentWeeks
 
     return report_sender(settings, StoreSentWeeks(store))

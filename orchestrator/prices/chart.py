@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.store.prices import HistoryPoint
+    from gpuopt.orchestrator.store.prices import HistoryPoint
 
 MAX_SERIES = 12
 

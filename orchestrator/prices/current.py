@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
-from providers.offer import Offer
-from providers.offer_filter import OfferFilter
+from gpuopt.providers.offer import Offer
+from gpuopt.providers.offer_filter import OfferFilter
 
 if TYPE_CHECKING:
-    from orchestrator.store import Store
+    from gpuopt.orchestrator.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +25,12 @@ def current_offers_with_source(
 ) -> CurrentOffers:
     flt = flt or OfferFilter()
     if store is not None:
-        from orchestrator.store.prices import has_prices, latest_offers
+        from gpuopt.orchestrator.store.prices import has_prices, latest_offers
 
         with store.session() as session:
             if has_prices(session):
                 return CurrentOffers(latest_offers(session, flt), "store")
-    from providers.snapshot import load_snapshot
+    from gpuopt.providers.snapshot import load_snapshot
 
     snap = load_snapshot()
     return CurrentOffers(flt.apply(snap.offers), "snapshot", snap.as_of)

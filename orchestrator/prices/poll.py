@@ -14,11 +14,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from providers.base import CredentialsMissing, FetchResult, Provider
-from providers.offer import Offer
+from gpuopt.providers.base import CredentialsMissing, FetchResult, Provider
+from gpuopt.providers.offer import Offer
 
 if TYPE_CHECKING:
-    from orchestrator.store import Store
+    from gpuopt.orchestrator.store import Store
 
 log = logging.getLogger("gpuopt.prices")
 
@@ -98,7 +98,7 @@ def poll_prices(
 
 
 def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
-    from orchestrator.store.prices import record_offers
+    from gpuopt.orchestrator.store.prices import record_offers
 
     offers = [o for o in fetched.offers if o.cloud == cloud]
     foreign = len(fetched.offers) - len(offers)
@@ -125,7 +125,7 @@ def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
 
 def load_providers(clouds: Sequence[str]) -> dict[str, Provider | Exception]:
     """Adapter instances for ``clouds``; a cloud whose adapter will not import maps to the error."""
-    from providers.registry import ProviderUnavailable, load_provider
+    from gpuopt.providers.registry import ProviderUnavailable, load_provider
 
     out: dict[str, Provider | Exception] = {}
     for cloud in clouds:

@@ -16,8 +16,8 @@ from decimal import Decimal
 from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
-from orchestrator.ledger.records import MICRO, AttemptRecord, JobRecord, held_cost
-from orchestrator.report.model import (
+from gpuopt.orchestrator.ledger.records import MICRO, AttemptRecord, JobRecord, held_cost
+from gpuopt.orchestrator.report.model import (
     HOURS_STEP,
     DaySpend,
     JobLine,
@@ -27,7 +27,7 @@ from orchestrator.report.model import (
     WeeklyReport,
     WeekSummary,
 )
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.report.weeks import IsoWeek
 
 UNASSIGNED = "(unassigned)"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

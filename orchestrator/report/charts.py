@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.report.fmt import pct, usd
-from orchestrator.report.model import WeeklyReport, percent
+from gpuopt.orchestrator.report.fmt import pct, usd
+from gpuopt.orchestrator.report.model import WeeklyReport, percent
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from orchestrator.report.charts import render_charts
-from orchestrator.report.model import WeeklyReport
-from orchestrator.report.render_html import render_html
+from gpuopt.orchestrator.report.charts import render_charts
+from gpuopt.orchestrator.report.model import WeeklyReport
+from gpuopt.orchestrator.report.render_html import render_html
 
 
 def write_html_report(report: WeeklyReport, path: Path) -> list[Path]:

@@ -14,11 +14,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.sender import Recipients, ReportSender, Schedule, SentWeeks
-from orchestrator.report.smtp import SecretLike, SmtpMailer, SmtpSettings
+from gpuopt.orchestrator.report.sender import Recipients, ReportSender, Schedule, SentWeeks
+from gpuopt.orchestrator.report.smtp import SecretLike, SmtpMailer, SmtpSettings
 
 if TYPE_CHECKING:
-    from orchestrator.config.model import Settings
+    from gpuopt.orchestrator.config.model import Settings
 
 EVERYONE_KEYS = ("everyone", "*")
 
@@ -70,7 +70,7 @@ def report_sender(settings: Settings, sent: SentWeeks) -> ReportSender:
 
     ``sent`` is the store's SentWeeks implementation (a table keyed by week and scope).
     """
-    from orchestrator.report.source import store_loader
+    from gpuopt.orchestrator.report.source import store_loader
 
     return ReportSender(
         loader=store_loader(settings.database.url),

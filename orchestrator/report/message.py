@@ -11,11 +11,11 @@ from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, formatdate, make_msgid
 
-from orchestrator.report.charts import render_charts
-from orchestrator.report.fmt import pct, usd
-from orchestrator.report.model import WeeklyReport
-from orchestrator.report.render_html import render_html
-from orchestrator.report.render_text import render_text
+from gpuopt.orchestrator.report.charts import render_charts
+from gpuopt.orchestrator.report.fmt import pct, usd
+from gpuopt.orchestrator.report.model import WeeklyReport
+from gpuopt.orchestrator.report.render_html import render_html
+from gpuopt.orchestrator.report.render_text import render_text
 
 CID_DOMAIN = "report.gpuopt"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.report.weeks import IsoWeek
 
 PCT_STEP = Decimal("0.1")
 HOURS_STEP = Decimal("0.000001")

@@ -13,9 +13,9 @@ from decimal import Decimal
 from html import escape
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.charts import CHART_TITLES, DAILY, VERSUS
-from orchestrator.report.fmt import hours, label, pct, signed_usd, usd
-from orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.charts import CHART_TITLES, DAILY, VERSUS
+from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
+from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport
 
 WIDTH = 640
 MAX_ROWS = 10  # longer job lists end with an "N more" row (the text part lists them all)

@@ -17,8 +17,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from orchestrator.ledger.records import MICRO
-from orchestrator.report.model import (
+from gpuopt.orchestrator.ledger.records import MICRO
+from gpuopt.orchestrator.report.model import (
     HOURS_STEP,
     JobLine,
     Preemption,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.fmt import hours, label, pct, signed_usd, usd
-from orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
+from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:

@@ -23,11 +23,11 @@ from types import MappingProxyType
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.message import build_message
-from orchestrator.report.model import WeeklyReport
-from orchestrator.report.service import LedgerLoader, load_report
-from orchestrator.report.weeks import IsoWeek, local_midnight
-from providers.errors import UserError
+from gpuopt.orchestrator.report.message import build_message
+from gpuopt.orchestrator.report.model import WeeklyReport
+from gpuopt.orchestrator.report.service import LedgerLoader, load_report
+from gpuopt.orchestrator.report.weeks import IsoWeek, local_midnight
+from gpuopt.providers.errors import UserError
 
 EVERYONE = "everyone"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -8,10 +8,10 @@ from decimal import Decimal
 from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
-from orchestrator.ledger.records import AttemptRecord, JobRecord
-from orchestrator.report.aggregate import build_report
-from orchestrator.report.model import WeeklyReport
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
+from gpuopt.orchestrator.report.aggregate import build_report
+from gpuopt.orchestrator.report.model import WeeklyReport
+from gpuopt.orchestrator.report.weeks import IsoWeek
 
 # loader(start, end) -> (attempts, jobs): every attempt overlapping [start, end) plus the
 # earlier attempts of the same jobs (for cost to date), and those jobs' records together

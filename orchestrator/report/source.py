@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from orchestrator.ledger.records import AttemptRecord, JobRecord
-from orchestrator.report.service import LedgerLoader
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
+from gpuopt.orchestrator.report.service import LedgerLoader
 
 
 def store_loader(database_url: str | None = None) -> LedgerLoader:
@@ -28,8 +28,8 @@ def store_loader(database_url: str | None = None) -> LedgerLoader:
     def load(
         start: datetime, end: datetime
     ) -> tuple[Sequence[AttemptRecord], Sequence[JobRecord]]:
-        from orchestrator.store import open_store_if_exists
-        from orchestrator.store.ledger import load_report_ledger
+        from gpuopt.orchestrator.store import open_store_if_exists
+        from gpuopt.orchestrator.store.ledger import load_report_ledger
 
         store = open_store_if_exists(database_url)
         if store is None:  # a fresh machine: nothing has run yet

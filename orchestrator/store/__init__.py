@@ -13,7 +13,7 @@ Adding tables (jobs, attempts, ledger, ...) in a later change:
 
 1. Define the SQLModel classes in a new module here (e.g. ``jobs.py``) and import that
    module in ``tables.py``'s ``import_all_tables()`` so Alembic's autogenerate sees it.
-2. Write the migration: ``python -m orchestrator.store.migrate revision -m "jobs"``
+2. Write the migration: ``python -m gpuopt.orchestrator.store.migrate revision -m "jobs"``
    (autogenerates from the models against a scratch SQLite database at the current
    head) and review the generated file in ``migrations/versions/``; hand-written
    ``op.create_table`` calls are fine too. Name it ``NNNN_<slug>.py`` with
@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator.store.url import resolve_url, sqlite_file
+from gpuopt.orchestrator.store.url import resolve_url, sqlite_file
 
 if TYPE_CHECKING:
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.engine import Store
 
 
 def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
     """Open the store at ``url`` (see resolve_url) and bring its schema up to date."""
-    from orchestrator.store.engine import open_store as _open
+    from gpuopt.orchestrator.store.engine import open_store as _open
 
     return _open(url, migrate=migrate)
 
@@ -53,7 +53,7 @@ def open_store_if_exists(url: str | None = None) -> Store | None:
 
 def __getattr__(name: str) -> object:
     if name == "Store":
-        from orchestrator.store.engine import Store
+        from gpuopt.orchestrator.store.engine import Store
 
         return Store
     raise AttributeError(name)

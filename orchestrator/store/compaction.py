@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.compaction")
 SERIES_PER_TRANSACTION = 200
@@ -98,7 +98,7 @@ def compact_price_history(
     """Thin every series' rows last seen before ``now - after`` (see the module doc)."""
     from sqlalchemy import and_, select, tuple_
 
-    from orchestrator.store.tables import OfferSeries, PriceChange
+    from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
 
     cutoff = now - after
     pc = PriceChange.__table__  # type: ignore[attr-defined]

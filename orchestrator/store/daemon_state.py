@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.store.daemon_tables import DaemonNodeRow, PollStatusRow
-from orchestrator.store.report_sends import dialect_insert
+from gpuopt.orchestrator.store.daemon_tables import DaemonNodeRow, PollStatusRow
+from gpuopt.orchestrator.store.report_sends import dialect_insert
 
 if TYPE_CHECKING:
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.engine import Store
 
 MAX_ERROR_CHARS = 2000
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from orchestrator.store.types import UTCDateTime
+from gpuopt.orchestrator.store.types import UTCDateTime
 
 
 class ReportSendRow(SQLModel, table=True):

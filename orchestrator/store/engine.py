@@ -13,8 +13,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
-from orchestrator.store.url import resolve_url, shown_url, sqlite_file
-from providers.errors import UserError
+from gpuopt.orchestrator.store.url import resolve_url, shown_url, sqlite_file
+from gpuopt.providers.errors import UserError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
@@ -43,7 +43,7 @@ class Store:
 
 
 def _create_private_file(path: Path) -> None:
-    from orchestrator.paths import ensure_private_dir
+    from gpuopt.orchestrator.paths import ensure_private_dir
 
     ensure_private_dir(path.parent)
     try:
@@ -96,7 +96,7 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> Store:
     engine = make_engine(resolved)
     shown = shown_url(resolved)
     if migrate:
-        from orchestrator.store.migrate import upgrade_if_needed
+        from gpuopt.orchestrator.store.migrate import upgrade_if_needed
 
         try:
             upgrade_if_needed(engine)

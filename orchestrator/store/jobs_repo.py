@@ -18,9 +18,9 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from orchestrator.store.engine import Store
-from orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
-from providers.errors import UserError
+from gpuopt.orchestrator.store.engine import Store
+from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
+from gpuopt.providers.errors import UserError
 
 _ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: readable when typed
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, ForeignKey, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from orchestrator.store.types import UTCDateTime
+from gpuopt.orchestrator.store.types import UTCDateTime
 
 JOB_STATUSES = ("queued", "launching", "running", "preempted", "succeeded", "failed", "cancelled")
 LIVE_JOB_STATUSES = ("queued", "launching", "running", "preempted")

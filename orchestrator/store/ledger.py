@@ -15,8 +15,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from sqlalchemy import or_, select
 from sqlmodel import Session, col
 
-from orchestrator.ledger.records import AttemptRecord, JobRecord, held_cost
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord, held_cost
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 MICROS = Decimal(1_000_000)
 

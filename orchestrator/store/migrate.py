@@ -1,6 +1,6 @@
 """Alembic, configured in code: upgrade on open, and a helper to autogenerate revisions.
 
-``python -m orchestrator.store.migrate revision -m "add jobs"`` autogenerates a revision
+``python -m gpuopt.orchestrator.store.migrate revision -m "add jobs"`` autogenerates a revision
 from the SQLModel tables (against a scratch SQLite database at the current head).
 """
 
@@ -42,7 +42,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 def upgrade_if_needed(engine: Engine) -> None:
     """Run Alembic only when the store is not at HEAD (keeps opening an up-to-date store fast)."""
-    from orchestrator.store.migrations import HEAD
+    from gpuopt.orchestrator.store.migrations import HEAD
 
     if current_revision(engine) != HEAD:
         upgrade(engine)
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> None:
 
     from alembic import command
 
-    from orchestrator.store.engine import make_engine
+    from gpuopt.orchestrator.store.engine import make_engine
 
     parser = argparse.ArgumentParser(prog="python -m orchestrator.store.migrate")
     sub = parser.add_subparsers(dest="cmd", required=True)

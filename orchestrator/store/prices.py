@@ -13,10 +13,17 @@ from sqlalchemy import ColumnElement, bindparam, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from orchestrator.store.tables import OfferSeries, PriceChange
-from providers.offer import Market, Offer
-from providers.offer_filter import OfferFilter, sort_offers
-from providers.price_rules import CURRENCY, OfferKey, Rejection, from_micros, screen, to_micros
+from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
+from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer_filter import OfferFilter, sort_offers
+from gpuopt.providers.price_rules import (
+    CURRENCY,
+    OfferKey,
+    Rejection,
+    from_micros,
+    screen,
+    to_micros,
+)
 
 log = logging.getLogger("gpuopt.prices")
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.report.sender import Backoff, FailureState
-from orchestrator.report.weeks import IsoWeek
-from orchestrator.store.daemon_tables import ReportSendRow
+from gpuopt.orchestrator.report.sender import Backoff, FailureState
+from gpuopt.orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.store.daemon_tables import ReportSendRow
 
 if TYPE_CHECKING:
-    from orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.engine import Store
 
 MAX_ERROR_CHARS = 2000
 

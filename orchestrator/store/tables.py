@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, ForeignKey, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from orchestrator.store.types import UTCSeconds
+from gpuopt.orchestrator.store.types import UTCSeconds
 
 
 class OfferSeries(SQLModel, table=True):
@@ -67,7 +67,7 @@ class PriceChange(SQLModel, table=True):
 def import_all_tables() -> None:
     """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
     # Later table modules: add their import here.
-    from orchestrator.store import (
+    from gpuopt.orchestrator.store import (
         daemon_tables,  # noqa: F401
         jobs_tables,  # noqa: F401
     )

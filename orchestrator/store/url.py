@@ -13,7 +13,7 @@ def resolve_url(url: str | None = None) -> str:
     env = os.environ.get("GPUOPT_DATABASE_URL")
     if env:
         return env
-    from orchestrator.paths import default_sqlite_path
+    from gpuopt.orchestrator.paths import default_sqlite_path
 
     return f"sqlite:///{default_sqlite_path()}"
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.spot import estimates as est
-from policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
-from policies.spot.slack import is_safe
+from gpuopt.policies.spot import estimates as est
+from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
+from gpuopt.policies.spot.slack import is_safe
 
 DONE_EPS_S = 1e-3
 # How fast slack's value grows once it falls short of the restarts still needed (see

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
+from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
 
 DONE_EPS_S = 1e-3
 

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from policies.spot.history import AvailabilityHistory
-from policies.spot.model import NOTHING, Hold, Kind, Observation, SpotPolicy
+from gpuopt.policies.spot.history import AvailabilityHistory
+from gpuopt.policies.spot.model import NOTHING, Hold, Kind, Observation, SpotPolicy
 
 
 class SimulationError(Exception):

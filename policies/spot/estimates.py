@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from policies.spot.history import BUCKETS, LocationHistory, RunStats, bucket_bounds
+from gpuopt.policies.spot.history import BUCKETS, LocationHistory, RunStats, bucket_bounds
 
 PRIOR_RUNS = 1.0
 PRIOR_AVAILABILITY = 0.5

@@ -13,7 +13,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
 
-from policies.spot.history import AvailabilityHistory
+from gpuopt.policies.spot.history import AvailabilityHistory
 
 
 class Kind(StrEnum):

@@ -19,7 +19,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from policies.spot.engine import Scenario
+from gpuopt.policies.spot.engine import Scenario
 
 MICRO = 10**6
 MAX_LOST_STATES = 40_000  # above this the grid is coarsened (the result stays feasible)

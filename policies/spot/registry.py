@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import MappingProxyType
 
-from policies.spot.auto import AutoPolicy
-from policies.spot.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
-from policies.spot.model import SpotPolicy
+from gpuopt.policies.spot.auto import AutoPolicy
+from gpuopt.policies.spot.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
+from gpuopt.policies.spot.model import SpotPolicy
 
 POLICIES: MappingProxyType[str, Callable[[], SpotPolicy]] = MappingProxyType(
     {

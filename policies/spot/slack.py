@@ -9,7 +9,7 @@ at the very next tick), the fallback slack is still >= 0: on-demand itself keeps
 
 from __future__ import annotations
 
-from policies.spot.model import Hold, Kind, Observation
+from gpuopt.policies.spot.model import Hold, Kind, Observation
 
 EPS = 1e-6  # seconds; absorbs float rounding in sums of tick lengths
 

@@ -4,6 +4,6 @@
 every boto3 call, ``provider`` ties them together. boto3 is imported lazily.
 """
 
-from providers.aws.provider import AwsProvider
+from gpuopt.providers.aws.provider import AwsProvider
 
 __all__ = ["AwsProvider"]

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from providers.aws.catalog import SPOT_ADVISOR_URL
-from providers.base import CredentialsMissing, ProviderError
+from gpuopt.providers.aws.catalog import SPOT_ADVISOR_URL
+from gpuopt.providers.base import CredentialsMissing, ProviderError
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def aws_errors(call: str) -> Iterator[None]:
 
 def pricing_filters(instance_type: str, region: str) -> list[dict[str, str]]:
     """TERM_MATCH filters for one Linux, shared-tenancy, no-license instance in a region."""
-    from providers.aws.parse import EXPECTED_ATTRIBUTES
+    from gpuopt.providers.aws.parse import EXPECTED_ATTRIBUTES
 
     pairs = {"instanceType": instance_type, "regionCode": region, **EXPECTED_ATTRIBUTES}
     return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in pairs.items()]

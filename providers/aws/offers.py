@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal
 
-from providers.aws.parse import InstanceFacts, RegionalPrice, SpotQuote
-from providers.integrity import GPU_COUNTS
-from providers.offer import Market, Offer
+from gpuopt.providers.aws.parse import InstanceFacts, RegionalPrice, SpotQuote
+from gpuopt.providers.integrity import GPU_COUNTS
+from gpuopt.providers.offer import Market, Offer
 
 SOURCE = "api:aws"
 

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from providers.hardware import canonical_gpu
-from providers.offer import TERM_HOURS, Market
+from gpuopt.providers.hardware import canonical_gpu
+from gpuopt.providers.offer import TERM_HOURS, Market
 
 # Reserved Instances: the standard offering class, and per term ONE purchase option,
 # the first of these AWS offers for the instance. "No Upfront" is the closest to

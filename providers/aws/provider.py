@@ -6,10 +6,10 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from providers.aws import fetch, parse
-from providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_TYPES, PRICING_ENDPOINT_REGION
-from providers.aws.offers import build_offers
-from providers.base import CredentialsMissing, FetchResult, ProviderError
+from gpuopt.providers.aws import fetch, parse
+from gpuopt.providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_TYPES, PRICING_ENDPOINT_REGION
+from gpuopt.providers.aws.offers import build_offers
+from gpuopt.providers.base import CredentialsMissing, FetchResult, ProviderError
 
 log = logging.getLogger(__name__)
 

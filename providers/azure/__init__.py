@@ -1,5 +1,5 @@
 """Azure adapter: Retail Prices API for prices, resource_skus for regional availability."""
 
-from providers.azure.provider import AzureProvider
+from gpuopt.providers.azure.provider import AzureProvider
 
 __all__ = ["AzureProvider"]

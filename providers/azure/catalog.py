@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from providers.hardware import GPUS
+from gpuopt.providers.hardware import GPUS
 
 
 @dataclass(frozen=True, slots=True)

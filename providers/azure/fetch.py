@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from providers.azure.parse import parse_price_page
-from providers.base import ProviderError
+from gpuopt.providers.azure.parse import parse_price_page
+from gpuopt.providers.base import ProviderError
 
 if TYPE_CHECKING:
     from azure.core import PipelineClient

@@ -25,9 +25,9 @@ from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from providers.azure.catalog import SIZES
-from providers.base import ProviderError
-from providers.offer import TERM_HOURS, Market, Offer
+from gpuopt.providers.azure.catalog import SIZES
+from gpuopt.providers.base import ProviderError
+from gpuopt.providers.offer import TERM_HOURS, Market, Offer
 
 CLOUD = "azure"
 SOURCE = "api:azure"

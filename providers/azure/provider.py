@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from providers.azure import fetch as net
-from providers.azure.catalog import SIZES
-from providers.azure.parse import available_sizes, keep_available, parse_price_items
-from providers.base import FetchResult
+from gpuopt.providers.azure import fetch as net
+from gpuopt.providers.azure.catalog import SIZES
+from gpuopt.providers.azure.parse import available_sizes, keep_available, parse_price_items
+from gpuopt.providers.base import FetchResult
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential

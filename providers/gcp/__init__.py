@@ -1,5 +1,5 @@
 """GCP adapter: Compute Engine GPU prices (Cloud Billing Catalog) and shapes (compute API)."""
 
-from providers.gcp.provider import GcpProvider
+from gpuopt.providers.gcp.provider import GcpProvider
 
 __all__ = ["GcpProvider"]

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from providers.gcp.catalog import MACHINE_TYPES, SHAPES
-from providers.gcp.parse import HostShape
+from gpuopt.providers.gcp.catalog import MACHINE_TYPES, SHAPES
+from gpuopt.providers.gcp.parse import HostShape
 
 ZoneItems = Iterable[tuple[str, Sequence[Mapping[str, Any]]]]
 _GONE = {"DEPRECATED", "OBSOLETE", "DELETED"}

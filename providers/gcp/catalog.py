@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
 
-from providers.offer import Market
+from gpuopt.providers.offer import Market
 
 ALL_MARKETS: frozenset[Market] = frozenset(Market)
 SPOT_ONLY: frozenset[Market] = frozenset({Market.SPOT})

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from providers.base import CredentialsMissing, ProviderError
-from providers.gcp.catalog import ACCELERATOR_TYPES, MACHINE_TYPES
-from providers.gcp.parse import COMPUTE_ENGINE_SERVICE
+from gpuopt.providers.base import CredentialsMissing, ProviderError
+from gpuopt.providers.gcp.catalog import ACCELERATOR_TYPES, MACHINE_TYPES
+from gpuopt.providers.gcp.parse import COMPUTE_ENGINE_SERVICE
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 SKU_PAGE_SIZE = 5000  # the Catalog API's maximum

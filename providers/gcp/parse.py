@@ -18,9 +18,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE, Shape
-from providers.hardware import GPUS
-from providers.offer import Market, Offer
+from gpuopt.providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE, Shape
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.offer import Market, Offer
 
 COMPUTE_ENGINE_SERVICE = "services/6F81-5844-456A"
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from providers.base import FetchResult
-from providers.gcp.availability import available_shapes
-from providers.gcp.fetch import (
+from gpuopt.providers.base import FetchResult
+from gpuopt.providers.gcp.availability import available_shapes
+from gpuopt.providers.gcp.fetch import (
     GcpClients,
     RetryPolicy,
     list_accelerator_types,
@@ -17,7 +17,7 @@ from providers.gcp.fetch import (
     make_clients,
     resolve_credentials,
 )
-from providers.gcp.parse import build_offers, unit_prices
+from gpuopt.providers.gcp.parse import build_offers, unit_prices
 
 
 class GcpProvider:

@@ -117,9 +117,9 @@ def _seed_store(home: Path) -> None:
     """Store two polls of prices in home's SQLite file through the real store code."""
     code = """
 from datetime import UTC, datetime, timedelta
-from orchestrator.store import open_store
-from orchestrator.store.prices import record_offers
-from providers.snapshot import load_snapshot
+from gpuopt.orchestrator.store import open_store
+from gpuopt.orchestrator.store.prices import record_offers
+from gpuopt.providers.snapshot import load_snapshot
 offers = [o for o in load_snapshot().offers if o.gpu == "H100"]
 t0 = datetime.now(UTC) - timedelta(days=2)
 store = open_store()
@@ -161,7 +161,7 @@ def test_history_plot_and_export_snapshot(tmp_path: Path) -> None:
     out = tmp_path / "snap.json"
     e = run(tmp_path, "prices", "export-snapshot", "--out", str(out))
     assert e.returncode == 0, e.stderr
-    from providers.snapshot import load_snapshot
+    from gpuopt.providers.snapshot import load_snapshot
 
     snap = load_snapshot(out.read_text())
     assert snap.offers and {o.gpu for o in snap.offers} == {"H100"}

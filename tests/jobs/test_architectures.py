@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.architectures import ARCHITECTURES, architecture_from_params, find_architecture
-from jobs.hfconfig import ConfigError, architecture_from_hf_config, load_hf_config
+from gpuopt.jobs.architectures import ARCHITECTURES, architecture_from_params, find_architecture
+from gpuopt.jobs.hfconfig import ConfigError, architecture_from_hf_config, load_hf_config
 
 # Totals published on the model cards / papers (billions), rounded as published.
 PUBLISHED = {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.architectures import ARCHITECTURES
-from jobs.memory import estimate_memory
-from jobs.memory.inference import kv_cache_bytes
-from jobs.memory.weights import weight_bytes
-from jobs.spec import WorkloadSpec
+from gpuopt.jobs.architectures import ARCHITECTURES
+from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.memory.inference import kv_cache_bytes
+from gpuopt.jobs.memory.weights import weight_bytes
+from gpuopt.jobs.spec import WorkloadSpec
 
 L7 = ARCHITECTURES["llama-2-7b"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from jobs.architectures import ARCHITECTURES
-from jobs.memory import estimate_memory
-from jobs.spec import WorkloadSpec
+from gpuopt.jobs.architectures import ARCHITECTURES
+from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.spec import WorkloadSpec
 
 GB = 1e9
 GIB = 1024**3

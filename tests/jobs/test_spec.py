@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.errors import SpecError
-from jobs.loader import load_job_spec, parse_job_spec
-from jobs.spec import JobSpec
-from jobs.units import parse_count
+from gpuopt.jobs.errors import SpecError
+from gpuopt.jobs.loader import load_job_spec, parse_job_spec
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.jobs.units import parse_count
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "deploy" / "examples"
 BASE = "model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n"

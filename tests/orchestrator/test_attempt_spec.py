@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jobs.loader import parse_job_spec
-from orchestrator.attempts import attempt_spec
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.jobs.loader import parse_job_spec
+from gpuopt.orchestrator.attempts import attempt_spec
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 YAML = """model: {name: llama-2-7b}

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.architectures import ARCHITECTURES
-from jobs.spec import WorkloadSpec
-from policies.fit import HEADROOM_FRACTION, candidate_counts, fits_for_all, smallest_fit
-from providers.hardware import GPUS
+from gpuopt.jobs.architectures import ARCHITECTURES
+from gpuopt.jobs.spec import WorkloadSpec
+from gpuopt.policies.fit import HEADROOM_FRACTION, candidate_counts, fits_for_all, smallest_fit
+from gpuopt.providers.hardware import GPUS
 
 
 def _w(**kw: Any) -> WorkloadSpec:

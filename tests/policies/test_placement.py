@@ -7,19 +7,19 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.loader import parse_job_spec
-from jobs.spec import JobSpec
-from policies.fit import smallest_fit
-from policies.index import OfferIndex
-from policies.placement import (
+from gpuopt.jobs.loader import parse_job_spec
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.policies.fit import smallest_fit
+from gpuopt.policies.index import OfferIndex
+from gpuopt.policies.placement import (
     RESTART_OVERHEAD_HOURS,
     OwnedReserved,
     PlacementContext,
     plan_job,
 )
-from policies.runtime import estimate_runtime
-from providers.hardware import GPUS
-from providers.offer import Market, Offer
+from gpuopt.policies.runtime import estimate_runtime
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.offer import Market, Offer
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

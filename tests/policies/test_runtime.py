@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from jobs.loader import parse_job_spec
-from jobs.spec import JobSpec
-from policies.runtime import estimate_runtime, training_flops_per_token
-from providers.hardware import GPUS
+from gpuopt.jobs.loader import parse_job_spec
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.policies.runtime import estimate_runtime, training_flops_per_token
+from gpuopt.providers.hardware import GPUS
 
 
 @dataclass(frozen=True)

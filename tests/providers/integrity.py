@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from providers.integrity import offer_problems, spot_above_on_demand
-from providers.offer import Offer
+from gpuopt.providers.integrity import offer_problems, spot_above_on_demand
+from gpuopt.providers.offer import Offer
 
 
 def assert_offers_sane(offers: Sequence[Offer], *, allow_spot_above_on_demand: int = 0) -> None:

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from providers.offer import Market, Offer
-from providers.price_rules import from_micros, price_problems, screen, to_micros
+from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.price_rules import from_micros, price_problems, screen, to_micros
 
 
 def offer(price: str, instance_type: str = "g5.xlarge") -> Offer:

@@ -3,10 +3,10 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date
 
-from providers.hardware import GPUS
-from providers.integrity import offer_problems
-from providers.offer import CLOUDS, Market
-from providers.snapshot import load_snapshot, snapshot_document
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.integrity import offer_problems
+from gpuopt.providers.offer import CLOUDS, Market
+from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 from tests.providers.integrity import assert_offers_sane
 
 

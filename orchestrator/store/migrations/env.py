@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlmodel import SQLModel
 
-from orchestrator.store import tables
+from gpuopt.orchestrator.store import tables
 
 tables.import_all_tables()
 config = context.config
@@ -15,8 +15,8 @@ target_metadata = SQLModel.metadata
 def run_migrations_online() -> None:
     engine = config.attributes.get("engine")
     if engine is None:
-        from orchestrator.store.engine import make_engine
-        from orchestrator.store.url import resolve_url
+        from gpuopt.orchestrator.store.engine import make_engine
+        from gpuopt.orchestrator.store.url import resolve_url
 
         engine = make_engine(resolve_url(None))
     with engine.begin() as connection:

@@ -6,9 +6,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jobs.executors.base import LOCAL_PLACEMENT
-from jobs.executors.local import LocalExecutor
-from jobs.executors.skypilot import SkyPilotExecutor
+from gpuopt.jobs.executors.base import LOCAL_PLACEMENT
+from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
 from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
 from tests.jobs.executors.harness import SKY_PLACEMENT, Harness
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jobs.executors.sky_client import ClusterJob, ClusterRecord, LaunchRequest
-from jobs.executors.sky_task import SkyTaskPlan
+from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, LaunchRequest
+from gpuopt.jobs.executors.sky_task import SkyTaskPlan
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 
 import psutil
 
-from jobs.executors.base import AttemptSpec, AttemptState, AttemptStatus, Executor, Placement
+from gpuopt.jobs.executors.base import AttemptSpec, AttemptState, AttemptStatus, Executor, Placement
 
 # The SkyPilot executor needs a cloud placement; the fake boundary never reaches it.
 SKY_PLACEMENT = Placement(cloud="aws", region="us-east-1", zone="us-east-1a",

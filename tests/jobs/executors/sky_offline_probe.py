@@ -11,10 +11,10 @@ import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from jobs.executors.base import AttemptSpec, Placement
-from jobs.executors.sky_catalog import sync_catalogs
-from jobs.executors.sky_task import build_sky_task, plan_task
-from providers.offer import Market, Offer
+from gpuopt.jobs.executors.base import AttemptSpec, Placement
+from gpuopt.jobs.executors.sky_catalog import sync_catalogs
+from gpuopt.jobs.executors.sky_task import build_sky_task, plan_task
+from gpuopt.providers.offer import Market, Offer
 
 
 def offer(market: Market, price: str, zone: str | None) -> Offer:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from jobs.executors.base import AttemptState, FailureKind
+from gpuopt.jobs.executors.base import AttemptState, FailureKind
 from tests.jobs.executors.harness import Harness, processes_of, wait_for, wait_terminal
 
 

@@ -7,10 +7,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from jobs.executors import local_proc
-from jobs.executors.base import AttemptSpec, AttemptState
-from jobs.executors.local import LocalExecutor
-from jobs.executors.preemption import PreemptAtTimes, PreemptFromSpotTrace
+from gpuopt.jobs.executors import local_proc
+from gpuopt.jobs.executors.base import AttemptSpec, AttemptState
+from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.jobs.executors.preemption import PreemptAtTimes, PreemptFromSpotTrace
 from tests.jobs.executors.harness import processes_of, wait_for, wait_terminal
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jobs.executors.base import AttemptSpec, AttemptState
-from jobs.executors.local import LocalExecutor
+from gpuopt.jobs.executors.base import AttemptSpec, AttemptState
+from gpuopt.jobs.executors.local import LocalExecutor
 from tests.conftest import REPO_ROOT
 from tests.jobs.executors.harness import wait_terminal
 
@@ -15,7 +15,7 @@ EXAMPLE = REPO_ROOT / "deploy" / "examples" / "quickstart.yaml"
 
 
 def test_quickstart_job_runs_to_completion_locally(tmp_path: Path) -> None:
-    from jobs.loader import load_job_spec
+    from gpuopt.jobs.loader import load_job_spec
 
     job = load_job_spec(EXAMPLE)
     assert job.run and job.checkpoint is not None

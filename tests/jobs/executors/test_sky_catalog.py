@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from jobs.executors.sky_catalog import (
+from gpuopt.jobs.executors.sky_catalog import (
     CATALOG_SCHEMA_VERSION,
     COLUMNS,
     export_text,
@@ -17,7 +17,7 @@ from jobs.executors.sky_catalog import (
     restore_catalogs,
     sync_catalogs,
 )
-from providers.offer import Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 # Two rows shaped like SkyPilot's hosted aws/vms.csv (zone ids, full column set).
 SKY_AWS = (

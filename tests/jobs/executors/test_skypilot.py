@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from jobs.executors.base import AttemptSpec, AttemptState, FailureKind, Placement
-from jobs.executors.sky_task import (
+from gpuopt.jobs.executors.base import AttemptSpec, AttemptState, FailureKind, Placement
+from gpuopt.jobs.executors.sky_task import (
     exit_code_from_lines,
     plan_task,
     progress_from_lines,
     wrap_run,
 )
-from jobs.executors.skypilot import SkyPilotExecutor
-from providers.errors import UserError
+from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
+from gpuopt.providers.errors import UserError
 from tests.conftest import REPO_ROOT
 from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
 from tests.jobs.executors.harness import SKY_PLACEMENT, processes_of, wait_for, wait_terminal

@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator.cli import skypilot_cmd
-from providers.offer import Market, Offer
+from gpuopt.orchestrator.cli import skypilot_cmd
+from gpuopt.providers.offer import Market, Offer
 
 
 def test_sync_and_restore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

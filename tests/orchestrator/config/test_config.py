@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, ExecutorKind, Settings, load_config
-from orchestrator.config.render import MASK, starter_text, to_toml
+from gpuopt.orchestrator.config import ConfigError, ExecutorKind, Settings, load_config
+from gpuopt.orchestrator.config.render import MASK, starter_text, to_toml
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 @pytest.fixture
 def store(db_url: str):  # type: ignore[no-untyped-def]
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     s = open_store(db_url)
     yield s
@@ -45,7 +45,7 @@ def daemon_env(home: Path, db_url: str, metrics_port: int, **extra: str) -> dict
 
 
 def gpuopt_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "orchestrator.cli.app", *args]
+    return [sys.executable, "-m", "gpuopt.orchestrator.cli.app", *args]
 
 
 def start_daemon(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from orchestrator.config import Settings, load_config
+from gpuopt.orchestrator.config import Settings, load_config
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 EXAMPLE = DEPLOY / "config.example.toml"

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from orchestrator.config import load_config
-from orchestrator.daemon.schedule import make_scheduler, register_jobs
+from gpuopt.orchestrator.config import load_config
+from gpuopt.orchestrator.daemon.schedule import make_scheduler, register_jobs
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

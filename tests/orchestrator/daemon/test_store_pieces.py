@@ -8,9 +8,9 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.report.sender import Backoff
-from orchestrator.report.weeks import IsoWeek
-from orchestrator.store.compaction import Change, compact_price_history, plan_thinning
+from gpuopt.orchestrator.report.sender import Backoff
+from gpuopt.orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.store.compaction import Change, compact_price_history, plan_thinning
 from tests.orchestrator.store.conftest import make_offer
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -68,8 +68,8 @@ def test_plan_invariants(steps: list[tuple[int, int, int]]) -> None:
 
 
 def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.prices import price_history, record_offers
-    from providers.offer_filter import OfferFilter
+    from gpuopt.orchestrator.store.prices import price_history, record_offers
+    from gpuopt.providers.offer_filter import OfferFilter
 
     prices = ["1.00", "1.10", "1.00", "1.20", "1.30"]
     old = [T0 + i * 10 * M for i in range(len(prices))]  # all within one hour
@@ -96,7 +96,7 @@ def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> Non
 
 
 def test_compaction_never_touches_a_withdrawn_series_current_row(store) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.prices import latest_offers, record_offers
+    from gpuopt.orchestrator.store.prices import latest_offers, record_offers
 
     with store.transaction() as s:
         record_offers(s, [make_offer("1.00", T0)])
@@ -108,8 +108,8 @@ def test_compaction_never_touches_a_withdrawn_series_current_row(store) -> None:
 
 
 def test_store_sent_weeks_survive_reopen_and_never_unsend(db_url: str) -> None:
-    from orchestrator.store import open_store
-    from orchestrator.store.report_sends import StoreSentWeeks, pending_retries
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.report_sends import StoreSentWeeks, pending_retries
 
     week = IsoWeek(2026, 48)
     first = open_store(db_url)
@@ -139,7 +139,7 @@ def test_store_sent_weeks_survive_reopen_and_never_unsend(db_url: str) -> None:
 
 
 def test_node_heartbeats_and_poll_status(store) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.daemon_state import (
+    from gpuopt.orchestrator.store.daemon_state import (
         NodeInfo,
         heartbeat,
         list_nodes,

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator.config import load_config
-from orchestrator.daemon.runtime import RuntimeState
-from orchestrator.daemon.tasks import DaemonTasks
-from providers.base import CredentialsMissing, FetchResult
+from gpuopt.orchestrator.config import load_config
+from gpuopt.orchestrator.daemon.runtime import RuntimeState
+from gpuopt.orchestrator.daemon.tasks import DaemonTasks
+from gpuopt.providers.base import CredentialsMissing, FetchResult
 from tests.orchestrator.store.conftest import make_offer
 
 NOW = datetime(2026, 11, 30, 9, tzinfo=UTC)
@@ -39,7 +39,7 @@ def outcomes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     def load(clouds: Sequence[str]) -> dict[str, object]:
         return {c: FakeProvider(c, table[c]) for c in clouds}
 
-    monkeypatch.setattr("orchestrator.prices.poll.load_providers", load)
+    monkeypatch.setattr("gpuopt.orchestrator.prices.poll.load_providers", load)
     return table
 
 
@@ -50,8 +50,8 @@ def make_tasks(store, leader: list[bool]) -> tuple[DaemonTasks, RuntimeState]:  
 
 
 def test_polls_record_status_per_cloud_and_isolate_failures(store, outcomes) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.daemon_state import list_polls
-    from orchestrator.store.prices import latest_offers
+    from gpuopt.orchestrator.store.daemon_state import list_polls
+    from gpuopt.orchestrator.store.prices import latest_offers
 
     tasks, runtime = make_tasks(store, [True])
     for cloud in ("aws", "gcp", "azure"):
@@ -68,7 +68,7 @@ def test_polls_record_status_per_cloud_and_isolate_failures(store, outcomes) -> 
 
 
 def test_nothing_runs_unless_leader(store, outcomes) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.daemon_state import list_polls
+    from gpuopt.orchestrator.store.daemon_state import list_polls
 
     leader = [False]
     tasks, runtime = make_tasks(store, leader)
@@ -85,7 +85,7 @@ def test_a_failing_step_is_counted_and_never_escapes(store, monkeypatch) -> None
     def broken(*_a: object, **_k: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("orchestrator.store.compaction.compact_price_history", broken)
+    monkeypatch.setattr("gpuopt.orchestrator.store.compaction.compact_price_history", broken)
     tasks, runtime = make_tasks(store, [True])
     tasks.compact()  # does not raise
     _r, _s, outcomes, runs, failures = runtime.snapshot()
@@ -95,8 +95,8 @@ def test_a_failing_step_is_counted_and_never_escapes(store, monkeypatch) -> None
 
 
 def test_compaction_task_uses_the_configured_age_and_resolution(store) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.store.prices import price_history, record_offers
-    from providers.offer_filter import OfferFilter
+    from gpuopt.orchestrator.store.prices import price_history, record_offers
+    from gpuopt.providers.offer_filter import OfferFilter
 
     old = NOW - timedelta(days=200)
     with store.transaction() as s:

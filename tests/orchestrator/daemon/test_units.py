@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.daemon.leadership import (
+from gpuopt.orchestrator.daemon.leadership import (
     DaemonAlreadyRunning,
     PgAdvisoryLeadership,
     SqliteFileLock,
     sqlite_daemon_running,
 )
-from orchestrator.daemon.logs import JsonFormatter, redact, setup_logging
+from gpuopt.orchestrator.daemon.logs import JsonFormatter, redact, setup_logging
 
 
 def test_redact_masks_url_passwords_and_password_pairs() -> None:
@@ -105,9 +105,9 @@ def test_advisory_lock_one_holder_release_and_lost_session(pg_url: str) -> None:
 
 
 def test_status_reports_leader_polls_and_next_report(store) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.config import load_config
-    from orchestrator.daemon.status import gather_status, render_text
-    from orchestrator.store.daemon_state import NodeInfo, heartbeat, record_poll
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.daemon.status import gather_status, render_text
+    from gpuopt.orchestrator.store.daemon_state import NodeInfo, heartbeat, record_poll
 
     now = datetime(2026, 11, 30, 9, tzinfo=UTC)  # Monday; W48's report went at 08:00
     settings = load_config(env={"GPUOPT_REPORT_TIMEZONE": "UTC"})

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.prices.current import current_offers_with_source
-from orchestrator.prices.poll import poll_prices
-from orchestrator.store import Store, open_store
-from orchestrator.store.prices import latest_offers
-from providers.base import CredentialsMissing, FetchResult, Provider, ProviderError
-from providers.offer import Offer
-from providers.offer_filter import OfferFilter
+from gpuopt.orchestrator.prices.current import current_offers_with_source
+from gpuopt.orchestrator.prices.poll import poll_prices
+from gpuopt.orchestrator.store import Store, open_store
+from gpuopt.orchestrator.store.prices import latest_offers
+from gpuopt.providers.base import CredentialsMissing, FetchResult, Provider, ProviderError
+from gpuopt.providers.offer import Offer
+from gpuopt.providers.offer_filter import OfferFilter
 from tests.orchestrator.store.conftest import make_offer
 
 NOW = datetime(2025, 5, 1, tzinfo=UTC)
@@ -163,16 +163,16 @@ def test_current_offers_fall_back_to_snapshot_until_store_has_prices(store: Stor
 def test_registry_unknown_and_missing_modules(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import MappingProxyType
 
-    from orchestrator.prices.poll import load_providers
-    from providers import registry
-    from providers.errors import UserError
+    from gpuopt.orchestrator.prices.poll import load_providers
+    from gpuopt.providers import registry
+    from gpuopt.providers.errors import UserError
 
     with pytest.raises(UserError, match="unknown cloud"):
         registry.load_provider("oracle")
     monkeypatch.setattr(
         registry,
         "PROVIDERS",
-        MappingProxyType({"aws": ("providers.does_not_exist", "AwsProvider")}),
+        MappingProxyType({"aws": ("gpuopt.providers.does_not_exist", "AwsProvider")}),
     )
     loaded = load_providers(["aws"])
     assert isinstance(loaded["aws"], registry.ProviderUnavailable)

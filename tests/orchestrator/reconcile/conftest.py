@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jobs.executors.base import AttemptSpec, Executor, LaunchResult
+from gpuopt.jobs.executors.base import AttemptSpec, Executor, LaunchResult
 from tests.conftest import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "deploy" / "examples" / "train_counter.py"
@@ -83,10 +83,10 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 def submit(store: Any, job_file: Path, kind: str = "local") -> str:
-    from jobs.loader import load_job_spec
-    from orchestrator.cli.submit_cmd import _store_job
-    from orchestrator.config import load_config
-    from orchestrator.planning import plan_spec
+    from gpuopt.jobs.loader import load_job_spec
+    from gpuopt.orchestrator.cli.submit_cmd import _store_job
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.planning import plan_spec
 
     spec = load_job_spec(job_file)
     now = datetime.now(UTC)
@@ -96,9 +96,9 @@ def submit(store: Any, job_file: Path, kind: str = "local") -> str:
 
 def run_until_done(store: Any, executor_for: Callable[[str], Executor], job_id: str,
                    timeout: float = 60.0, interval: float = 0.05) -> Any:
-    from orchestrator.config import load_config
-    from orchestrator.reconcile import reconcile_once
-    from orchestrator.store.jobs_tables import JobRow
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.store.jobs_tables import JobRow
 
     settings = load_config(None)
     deadline = time.monotonic() + timeout

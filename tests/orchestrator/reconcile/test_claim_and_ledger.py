@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 T0 = datetime(2025, 6, 2, 12, 0, tzinfo=UTC)
 
@@ -26,8 +26,8 @@ def _attempt(job_id: str, n: int, start: datetime, end: datetime | None,
 
 
 def test_claim_refuses_stale_status_and_taken_number(db_url: str) -> None:
-    from orchestrator.store import open_store
-    from orchestrator.store.jobs_repo import claim_attempt
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.jobs_repo import claim_attempt
 
     store = open_store(db_url)
     with store.transaction() as s:
@@ -46,8 +46,8 @@ def test_claim_refuses_stale_status_and_taken_number(db_url: str) -> None:
 
 
 def test_report_ledger_window_and_exact_costs(db_url: str) -> None:
-    from orchestrator.store import open_store
-    from orchestrator.store.ledger import load_report_ledger, observed_preemptions
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.ledger import load_report_ledger, observed_preemptions
 
     h = timedelta(hours=1)
     store = open_store(db_url)

@@ -7,8 +7,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from jobs.executors.local import LocalExecutor
-from jobs.executors.preemption import PreemptAtTimes
+from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.jobs.executors.preemption import PreemptAtTimes
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,
     submit,
@@ -20,10 +20,10 @@ JOBS = 3
 
 
 def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None:
-    from orchestrator.config import load_config
-    from orchestrator.reconcile import reconcile_once
-    from orchestrator.store import open_store
-    from orchestrator.store.jobs_repo import attempts_of, list_jobs
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
 
     setup = open_store(db_url)
     ids = []

@@ -6,10 +6,10 @@ import json
 import threading
 from pathlib import Path
 
-from jobs.executors.local import LocalExecutor
-from jobs.executors.preemption import PreemptAtTimes, seeded_times
-from orchestrator.attempts import checkpoint_dir, load_stored_spec
-from orchestrator.store.ledger import held_cost_micros, job_cost_micros
+from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.jobs.executors.preemption import PreemptAtTimes, seeded_times
+from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
+from gpuopt.orchestrator.store.ledger import held_cost_micros, job_cost_micros
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,
     run_until_done,
@@ -23,8 +23,8 @@ LOW, HIGH = 0.3, 0.9  # 3 preemptions of at most 0.9 s each cannot finish the 3 
 
 
 def _run(tmp: Path, name: str, preemption: PreemptAtTimes | None):  # type: ignore[no-untyped-def]
-    from orchestrator.store import open_store
-    from orchestrator.store.jobs_repo import attempts_of
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of
 
     store = open_store(f"sqlite:///{tmp / 'gpuopt.db'}")
     launches: list[str] = []

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import psutil
 
-from jobs.executors.local import LocalExecutor
-from orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,
     run_until_done,
@@ -26,7 +26,7 @@ FAIL = (f"{shlex.quote(sys.executable)} -c "
 
 
 def _attempts(store, job_id: str) -> list[AttemptRow]:  # type: ignore[no-untyped-def]
-    from orchestrator.store.jobs_repo import attempts_of
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of
 
     with store.session() as session:
         return attempts_of(session, [job_id])[job_id]
@@ -34,7 +34,7 @@ def _attempts(store, job_id: str) -> list[AttemptRow]:  # type: ignore[no-untype
 
 def test_failing_program_fails_with_exit_code_and_last_lines(sqlite_url: str,
                                                              tmp_path: Path) -> None:
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     store = open_store(sqlite_url)
     ex = LocalExecutor(tmp_path / "attempts")
@@ -49,7 +49,7 @@ def test_failing_program_fails_with_exit_code_and_last_lines(sqlite_url: str,
 
 
 def test_max_restarts_on_errors_retries_once(sqlite_url: str, tmp_path: Path) -> None:
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     store = open_store(sqlite_url)
     ex = LocalExecutor(tmp_path / "attempts")
@@ -63,8 +63,8 @@ def test_max_restarts_on_errors_retries_once(sqlite_url: str, tmp_path: Path) ->
 
 
 def _wait_running(store, ex, job_id: str) -> AttemptRow:  # type: ignore[no-untyped-def]
-    from orchestrator.config import load_config
-    from orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.reconcile import reconcile_once
 
     settings = load_config(None)
     for _ in range(400):
@@ -79,8 +79,8 @@ def _wait_running(store, ex, job_id: str) -> AttemptRow:  # type: ignore[no-unty
 def test_cancel_mid_run_leaves_no_process(sqlite_url: str, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from orchestrator.reconcile import cancel_job
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.reconcile import cancel_job
+    from gpuopt.orchestrator.store import open_store
 
     store = open_store(sqlite_url)
     ex = LocalExecutor(tmp_path / "attempts", stop_grace_seconds=2)
@@ -108,7 +108,7 @@ def test_cancel_mid_run_leaves_no_process(sqlite_url: str, tmp_path: Path) -> No
 
 def test_restarted_reconciler_adopts_instead_of_relaunching(sqlite_url: str,
                                                              tmp_path: Path) -> None:
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     store = open_store(sqlite_url)
     first_log: list[str] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from orchestrator.ledger.records import AttemptRecord, JobRecord
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 
 D = Decimal
 

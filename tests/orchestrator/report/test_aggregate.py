@@ -6,9 +6,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from orchestrator.report.aggregate import build_report
-from orchestrator.report.model import SpendLine, WeeklyReport
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.report.aggregate import build_report
+from gpuopt.orchestrator.report.model import SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.weeks import IsoWeek
 from tests.orchestrator.report.ledger import AS_OF, TEAM_BUDGETS, ledger, t
 
 D = Decimal

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator.cli import report_cmd
+from gpuopt.orchestrator.cli import report_cmd
 from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory
 from tests.orchestrator.report.ledger import AS_OF, loader
 
@@ -71,7 +71,7 @@ def test_html_to_stdout_is_self_contained() -> None:
 
 
 def test_bad_week_is_a_user_error() -> None:
-    from providers.errors import UserError
+    from gpuopt.providers.errors import UserError
 
     with pytest.raises(UserError, match="2026-W48"):
         CliRunner().invoke(app(), ["report", "--week", "48"], catch_exceptions=False)
@@ -99,9 +99,9 @@ def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None
     assert msg.rcpt_tos == ["nlp@example.com"] and sink.logins == [USER]
     assert b"$718.00" in msg.content
     # recorded where the daemon's weekly sender looks, so it does not send the week again
-    from orchestrator.report.weeks import IsoWeek
-    from orchestrator.store import open_store
-    from orchestrator.store.report_sends import StoreSentWeeks
+    from gpuopt.orchestrator.report.weeks import IsoWeek
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.report_sends import StoreSentWeeks
 
     store = open_store()
     try:
@@ -126,16 +126,16 @@ def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None
 
 
 def test_email_without_recipients_says_what_to_set() -> None:
-    from providers.errors import UserError
+    from gpuopt.providers.errors import UserError
 
     with pytest.raises(UserError, match=r"\[report\] recipients"):
         CliRunner().invoke(app(), ["report", "--email"], catch_exceptions=False)
 
 
 def test_report_sender_from_configuration() -> None:
-    from orchestrator.config import load_config
-    from orchestrator.report.from_config import report_sender
-    from orchestrator.report.sender import EVERYONE, InMemorySentWeeks, team_scope
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.report.from_config import report_sender
+    from gpuopt.orchestrator.report.sender import EVERYONE, InMemorySentWeeks, team_scope
 
     settings = load_config(env={
         "GPUOPT_REPORT_TIMEZONE": "America/Los_Angeles",

@@ -5,13 +5,13 @@ import re
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from orchestrator.report.aggregate import build_report
-from orchestrator.report.charts import DAILY, VERSUS, render_charts
-from orchestrator.report.model import WeeklyReport
-from orchestrator.report.render_html import render_html
-from orchestrator.report.render_json import SCHEMA, render_json
-from orchestrator.report.render_text import render_text
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.report.aggregate import build_report
+from gpuopt.orchestrator.report.charts import DAILY, VERSUS, render_charts
+from gpuopt.orchestrator.report.model import WeeklyReport
+from gpuopt.orchestrator.report.render_html import render_html
+from gpuopt.orchestrator.report.render_json import SCHEMA, render_json
+from gpuopt.orchestrator.report.render_text import render_text
+from gpuopt.orchestrator.report.weeks import IsoWeek
 from tests.orchestrator.report.ledger import AS_OF, TEAM_BUDGETS, attempt, ledger, t
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from orchestrator.report.sender import (
+from gpuopt.orchestrator.report.sender import (
     EVERYONE,
     Backoff,
     InMemorySentWeeks,
@@ -18,8 +18,8 @@ from orchestrator.report.sender import (
     Schedule,
     team_scope,
 )
-from orchestrator.report.smtp import SmtpMailer, SmtpSettings
-from orchestrator.report.weeks import IsoWeek
+from gpuopt.orchestrator.report.smtp import SmtpMailer, SmtpSettings
+from gpuopt.orchestrator.report.weeks import IsoWeek
 from tests.net import free_port
 from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory
 from tests.orchestrator.report.ledger import TEAM_BUDGETS, loader

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.simulate.traces import Trace, instance_kind, sweep_sets
+from gpuopt.orchestrator.simulate.traces import Trace, instance_kind, sweep_sets
 
 
 def _t(path: str) -> Trace:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from providers.offer import Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 
 def make_offer(
@@ -43,7 +43,7 @@ def make_offer(
 
 @pytest.fixture
 def store(db_url: str):  # type: ignore[no-untyped-def]
-    from orchestrator.store import open_store
+    from gpuopt.orchestrator.store import open_store
 
     s = open_store(db_url)
     yield s

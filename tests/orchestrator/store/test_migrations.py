@@ -6,9 +6,9 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from orchestrator.store import open_store
-from orchestrator.store.migrate import current_revision, script_head
-from orchestrator.store.migrations import HEAD
+from gpuopt.orchestrator.store import open_store
+from gpuopt.orchestrator.store.migrate import current_revision, script_head
+from gpuopt.orchestrator.store.migrations import HEAD
 
 
 def test_head_constant_matches_alembic() -> None:
@@ -28,7 +28,7 @@ def test_migrates_from_empty_to_head(db_url: str) -> None:
 def test_downgrade_to_base_and_up_again(db_url: str) -> None:
     from alembic import command
 
-    from orchestrator.store.migrate import alembic_config
+    from gpuopt.orchestrator.store.migrate import alembic_config
 
     store = open_store(db_url)
     try:
@@ -55,7 +55,7 @@ def test_sqlite_file_is_private_and_wal(tmp_path: Path) -> None:
 
 
 def test_open_if_exists_does_not_create(tmp_path: Path) -> None:
-    from orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store import open_store_if_exists
 
     db = tmp_path / "none.db"
     assert open_store_if_exists(f"sqlite:///{db}") is None

@@ -6,9 +6,14 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from orchestrator.store.prices import STALE_AFTER, latest_offers, price_history, record_offers
-from providers.offer import Market
-from providers.offer_filter import OfferFilter
+from gpuopt.orchestrator.store.prices import (
+    STALE_AFTER,
+    latest_offers,
+    price_history,
+    record_offers,
+)
+from gpuopt.providers.offer import Market
+from gpuopt.providers.offer_filter import OfferFilter
 from tests.orchestrator.store.conftest import make_offer
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.store.url import shown_url
+from gpuopt.orchestrator.store.url import shown_url
 
 
 def test_password_is_masked_and_the_rest_kept() -> None:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policies.spot.auto import AutoPolicy
-from policies.spot.engine import simulate
-from policies.spot.model import Hold, Observation
+from gpuopt.policies.spot.auto import AutoPolicy
+from gpuopt.policies.spot.engine import simulate
+from gpuopt.policies.spot.model import Hold, Observation
 from tests.policies.spot.helpers import scenario
 
 GAPS = [32.0, 60.0, 600.0]

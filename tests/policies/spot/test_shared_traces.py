@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.simulate.traces import load_traces, sweep_sets
-from policies.spot.sweep import Job, SweepResult, run_sweep
+from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
+from gpuopt.policies.spot.sweep import Job, SweepResult, run_sweep
 
 pytestmark = pytest.mark.slow
 

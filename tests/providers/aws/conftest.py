@@ -54,7 +54,7 @@ class StubbedClients:
     botocore Stubber (which validates every request and response against the model)."""
 
     def __init__(self) -> None:
-        from providers.aws.fetch import client_factory
+        from gpuopt.providers.aws.fetch import client_factory
 
         self._make = client_factory()
         self.stubbers: dict[tuple[str, str], Any] = {}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from providers.aws import AwsProvider
-from providers.base import CredentialsMissing
-from providers.errors import UserError
+from gpuopt.providers.aws import AwsProvider
+from gpuopt.providers.base import CredentialsMissing
+from gpuopt.providers.errors import UserError
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_env_credentials_are_enough(aws_env: None, no_network: None) -> None:
 
 
 def test_construction_does_no_io_and_defaults_to_the_catalog(no_network: None) -> None:
-    from providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_GPU_COUNTS
+    from gpuopt.providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_GPU_COUNTS
 
     p = AwsProvider()
     assert p.cloud == "aws" and p.regions == DEFAULT_REGIONS

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from providers.aws.parse import (
+from gpuopt.providers.aws.parse import (
     effective_hourly,
     gpu_from_aws,
     parse_instance_types,
@@ -18,7 +18,7 @@ from providers.aws.parse import (
     parse_spot_history,
     reserved_hourly,
 )
-from providers.offer import Market
+from gpuopt.providers.offer import Market
 from tests.providers.aws.conftest import load
 
 

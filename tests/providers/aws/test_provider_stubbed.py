@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from providers.aws import AwsProvider
-from providers.aws.fetch import pricing_filters
-from providers.base import ProviderError
-from providers.offer import Market, Offer
+from gpuopt.providers.aws import AwsProvider
+from gpuopt.providers.aws.fetch import pricing_filters
+from gpuopt.providers.base import ProviderError
+from gpuopt.providers.offer import Market, Offer
 from tests.providers.aws.conftest import StubbedClients, load
 from tests.providers.integrity import assert_offers_sane
 
@@ -148,7 +148,7 @@ def test_placement_scores_denied_are_skipped_quietly(
     clients.stub("ec2", "us-east-1").add_client_error(
         "get_spot_placement_scores", code, "You are not authorized to perform this operation.",
         http_status_code=403)
-    with caplog.at_level("INFO", logger="providers.aws"):
+    with caplog.at_level("INFO", logger="gpuopt.providers.aws"):
         result = provider(clients, placement_scores=True).fetch(NOW)
     clients.assert_drained()  # exactly one attempt, then no more placement calls
     assert all(o.placement_score is None for o in result.offers)
@@ -206,7 +206,7 @@ def test_instance_types_error_raises_provider_error(clients: StubbedClients) -> 
 
 
 def test_paged_get_products_collects_every_page(clients: StubbedClients) -> None:
-    from providers.aws.fetch import get_products
+    from gpuopt.providers.aws.fetch import get_products
 
     east = load("pricing/us-east-1/g5.xlarge.json")["PriceList"]
     pricing = clients.stub("pricing", "us-east-1")

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from providers.aws.fetch import client_factory, describe_spot_prices, get_products
-from providers.aws.parse import parse_price_list, parse_spot_history
-from providers.base import ProviderError
-from providers.offer import Market
+from gpuopt.providers.aws.fetch import client_factory, describe_spot_prices, get_products
+from gpuopt.providers.aws.parse import parse_price_list, parse_spot_history
+from gpuopt.providers.base import ProviderError
+from gpuopt.providers.offer import Market
 from tests.providers.aws.conftest import PAYLOADS, wire
 
 NOW = datetime(2025, 6, 14, 10, 30, tzinfo=UTC)

@@ -16,8 +16,8 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline.transport import RequestsTransport
 
-from providers.azure import AzureProvider
-from providers.base import Provider, ProviderError
+from gpuopt.providers.azure import AzureProvider
+from gpuopt.providers.base import Provider, ProviderError
 from tests.providers.azure.conftest import PRICES_PATH, retail_prices_api
 from tests.providers.azure.payloads import (
     location_restriction,

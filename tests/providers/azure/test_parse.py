@@ -5,17 +5,17 @@ from decimal import Decimal
 
 import pytest
 
-from providers.azure.catalog import SIZES
-from providers.azure.parse import (
+from gpuopt.providers.azure.catalog import SIZES
+from gpuopt.providers.azure.parse import (
     available_sizes,
     keep_available,
     market_of,
     parse_price_items,
     parse_price_page,
 )
-from providers.base import ProviderError
-from providers.hardware import GPUS
-from providers.offer import Market
+from gpuopt.providers.base import ProviderError
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.offer import Market
 from tests.providers.azure.payloads import (
     item,
     location_restriction,

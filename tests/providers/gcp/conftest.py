@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from providers.gcp import GcpProvider
-from providers.gcp.fetch import GcpClients, RetryPolicy
+from gpuopt.providers.gcp import GcpProvider
+from gpuopt.providers.gcp.fetch import GcpClients, RetryPolicy
 from tests.providers.gcp.fakeapi import PROJECT, FakeGoogleApi, serve
 
 # Tiny backoff so throttling tests retry in milliseconds.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from providers.gcp.availability import available_shapes, region_of_zone
+from gpuopt.providers.gcp.availability import available_shapes, region_of_zone
 from tests.providers.gcp.fakeapi import payload
 
 

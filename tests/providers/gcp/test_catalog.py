@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from providers.gcp.catalog import SHAPES, SHAPES_BY_INSTANCE_TYPE, split_instance_type
-from providers.hardware import GPUS
-from providers.integrity import GPU_COUNTS
-from providers.offer import Market
+from gpuopt.providers.gcp.catalog import SHAPES, SHAPES_BY_INSTANCE_TYPE, split_instance_type
+from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.integrity import GPU_COUNTS
+from gpuopt.providers.offer import Market
 
 
 def test_shapes_are_unique_and_known() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.base import CredentialsMissing
-from providers.gcp import GcpProvider
+from gpuopt.providers.base import CredentialsMissing
+from gpuopt.providers.gcp import GcpProvider
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE
-from providers.gcp.parse import HostShape, build_offers, classify, machine_price, unit_prices
-from providers.offer import Market
+from gpuopt.providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE
+from gpuopt.providers.gcp.parse import HostShape, build_offers, classify, machine_price, unit_prices
+from gpuopt.providers.offer import Market
 from tests.providers.gcp.fakeapi import payload
 
 D = Decimal

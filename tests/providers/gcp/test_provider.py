@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from providers.base import ProviderError
-from providers.gcp import GcpProvider
-from providers.offer import Market, Offer
+from gpuopt.providers.base import ProviderError
+from gpuopt.providers.gcp import GcpProvider
+from gpuopt.providers.offer import Market, Offer
 from tests.providers.gcp.conftest import FAST_RETRY, sdk_clients
 from tests.providers.gcp.fakeapi import (
     ACCELERATOR_TYPES_PATH,

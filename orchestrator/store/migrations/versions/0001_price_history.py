@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.store.types import UTCSeconds
+from gpuopt.orchestrator.store.types import UTCSeconds
 
 revision = "0001"
 down_revision = None

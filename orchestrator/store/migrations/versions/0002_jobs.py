@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from orchestrator.store.types import UTCDateTime
+from gpuopt.orchestrator.store.types import UTCDateTime
 
 revision = "0002"
 down_revision = "0001"

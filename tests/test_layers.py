@@ -1,0 +1,97 @@
+"""The layering rules of DESIGN.md that the import contract (.importlinter) cannot see.
+
+- policies/ decides from what it is handed: no clock, no file or network I/O, no
+  environment, no randomness, no database (checked on the syntax tree of every module);
+- nothing imports the layers by their bare folder names: they exist only as gpuopt.*.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LAYERS = ("providers", "jobs", "policies", "orchestrator")
+
+# Modules a pure decision never imports (stdlib I/O, clocks, randomness, the store).
+IMPURE_MODULES = {
+    "os", "io", "socket", "subprocess", "shutil", "tempfile", "pathlib", "time", "random",
+    "secrets", "urllib", "http", "smtplib", "sqlite3", "threading", "multiprocessing",
+    "asyncio", "sqlalchemy", "sqlmodel", "requests", "logging",
+}
+# Calls that read the clock, the filesystem or the environment.
+IMPURE_CALLS = {
+    "open", "input", "print", "now", "utcnow", "today", "time", "monotonic", "perf_counter",
+    "read_text", "read_bytes", "write_text", "write_bytes", "getenv", "system", "urlopen",
+}
+
+
+def _python_files(folder: Path) -> Iterator[Path]:
+    yield from sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _impurities(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            if name.split(".")[0] in IMPURE_MODULES:
+                found.append(f"{path.name}:{node.lineno} imports {name}")
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) else "")
+            if called in IMPURE_CALLS:
+                found.append(f"{path.name}:{node.lineno} calls {called}()")
+        if isinstance(node, ast.Attribute) and node.attr == "environ":
+            found.append(f"{path.name}:{node.lineno} reads environ")
+    return found
+
+
+def test_policies_are_pure() -> None:
+    found = [f for p in _python_files(REPO / "policies") for f in _impurities(p)]
+    assert found == []
+
+
+def test_the_purity_check_sees_what_it_forbids(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import time\nfrom datetime import datetime\nimport os\n"
+        "def f():\n    return datetime.now(), open('x'), os.environ['A'], time.time()\n",
+        encoding="utf-8",
+    )
+    found = _impurities(bad)
+    assert any("imports time" in f for f in found)
+    assert any("calls now()" in f for f in found)
+    assert any("calls open()" in f for f in found)
+    assert any("reads environ" in f for f in found)
+
+
+@pytest.mark.parametrize("folder", [*LAYERS, "tests", "benchmarks", "docs"])
+def test_nothing_imports_a_layer_by_its_bare_name(folder: str) -> None:
+    bare: list[str] = []
+    for path in _python_files(REPO / folder):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            mods: list[str] = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                mods = [node.module]
+            bare += [f"{path.relative_to(REPO)}:{node.lineno} {m}"
+                     for m in mods if m.split(".")[0] in LAYERS]
+    assert bare == []
+
+
+def test_the_import_root_links_every_layer() -> None:
+    for layer in LAYERS:
+        link = REPO / "gpuopt" / layer
+        assert link.is_symlink() and link.resolve() == (REPO / layer).resolve(), layer
