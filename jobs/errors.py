@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 
 class SpecError(UserError):

@@ -17,7 +17,7 @@ from typing import Any
 from gpuopt.jobs.architectures import Architecture
 
 
-class ConfigError(ValueError):
+class HfConfigError(ValueError):
     """The config.json cannot be turned into an architecture; the message says why."""
 
 
@@ -28,12 +28,12 @@ def _int(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int:
             return value
     if default is not None:
         return default
-    raise ConfigError(f"config.json has no positive integer {' / '.join(keys)}")
+    raise HfConfigError(f"config.json has no positive integer {' / '.join(keys)}")
 
 
 def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Architecture:
     if not isinstance(cfg, dict):
-        raise ConfigError("config.json must hold a JSON object")
+        raise HfConfigError("config.json must hold a JSON object")
     model_type = str(cfg.get("model_type", "llama")).lower()
     if model_type == "gpt2":
         h = _int(cfg, "n_embd", "hidden_size")
@@ -107,9 +107,9 @@ def load_hf_config(path: Path, name: str | None = None) -> Architecture:
     try:
         cfg = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ConfigError(f"{path} does not exist") from exc
+        raise HfConfigError(f"{path} does not exist") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
+        raise HfConfigError(f"cannot read {path}: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        raise HfConfigError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
     return architecture_from_hf_config(cfg, name or path.parent.name or "custom")

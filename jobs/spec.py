@@ -28,15 +28,16 @@ from pydantic import (
     model_validator,
 )
 
+from gpuopt.core.durations import parse_duration
 from gpuopt.jobs.architectures import (
     ARCHITECTURES,
     Architecture,
     architecture_from_params,
     find_architecture,
 )
-from gpuopt.jobs.units import parse_count, parse_duration
+from gpuopt.jobs.units import parse_count
+from gpuopt.providers.clouds import cloud_names, unknown_cloud_message
 from gpuopt.providers.hardware import GPUS, canonical_gpu
-from gpuopt.providers.offer import CLOUDS
 
 Precision = Literal["fp32", "bf16", "fp16", "int8", "int4", "nf4"]
 QUANTIZED: frozenset[str] = frozenset({"int8", "int4", "nf4"})
@@ -125,11 +126,11 @@ class ModelSpec(_Strict):
     @classmethod
     def _readable_config(cls, value: Path | None) -> Path | None:
         if value is not None:
-            from gpuopt.jobs.hfconfig import ConfigError, load_hf_config
+            from gpuopt.jobs.hfconfig import HfConfigError, load_hf_config
 
             try:
                 load_hf_config(value)
-            except ConfigError as exc:
+            except HfConfigError as exc:
                 raise ValueError(str(exc)) from None
         return value
 
@@ -147,11 +148,11 @@ class ModelSpec(_Strict):
         if self.name is not None:
             self._arch = ARCHITECTURES[self.name]
         elif self.config is not None:
-            from gpuopt.jobs.hfconfig import ConfigError, load_hf_config
+            from gpuopt.jobs.hfconfig import HfConfigError, load_hf_config
 
             try:
                 self._arch = load_hf_config(self.config)
-            except ConfigError as exc:
+            except HfConfigError as exc:
                 raise ValueError(f"config: {exc}") from None
         else:
             assert self.params is not None
@@ -275,7 +276,8 @@ class WorkloadSpec(_Strict):
 class ResourcesSpec(_Strict):
     gpus: tuple[str, ...] = tuple(GPUS)
     max_gpus_per_node: int = Field(default=8, ge=1, le=16)
-    clouds: tuple[Literal["aws", "gcp", "azure"], ...] = CLOUDS  # type: ignore[assignment]
+    # Registered clouds only (providers/clouds.py); default: all of them.
+    clouds: tuple[str, ...] = Field(default_factory=cloud_names)
     regions: tuple[str, ...] | None = None
     spot: Literal["auto", "always", "never"] = "auto"
     max_price_per_hour: Money | None = None
@@ -309,9 +311,10 @@ class ResourcesSpec(_Strict):
             if not value:
                 raise ValueError("list at least one cloud, or leave `clouds` out to allow all")
             value = [v.strip().lower() if isinstance(v, str) else v for v in value]
+            known = cloud_names()
             for v in value:
-                if v not in CLOUDS:
-                    raise ValueError(f"unknown cloud {v!r}; choose from {', '.join(CLOUDS)}")
+                if v not in known:
+                    raise ValueError(unknown_cloud_message(v))
         return value
 
 

@@ -1,21 +1,14 @@
-"""Parsing of human-written quantities in job.yaml: parameter counts and durations."""
+"""Parsing of human-written parameter counts in job.yaml (durations: gpuopt.core.durations)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from datetime import timedelta
-from types import MappingProxyType
 
 # Parameter-count suffixes. A size suffix is a COUNT multiplier, never bytes: "7b" is
 # 7e9 parameters (Hugging Face model-card convention: Llama-2-7b, OPT-125m).
 _COUNT_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _COUNT_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)(?:e(\d+))?\s*([kmbgt]?)\s*$", re.IGNORECASE)
 
-DURATION_UNITS: Mapping[str, float] = MappingProxyType(
-    {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-)
-_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|[smhdw])", re.IGNORECASE)
 
 
 def parse_count(value: object) -> int:
@@ -40,34 +33,3 @@ def parse_count(value: object) -> int:
     if number < 1:
         raise ValueError("must be a positive parameter count")
     return number
-
-
-def parse_duration(value: object) -> timedelta:
-    """`36h`, `90m`, `2d`, `1h30m`, or a number of seconds -> timedelta (> 0)."""
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, bool):
-        raise ValueError("expected a duration such as 36h, 90m or 2d")
-    elif isinstance(value, int | float):
-        seconds = float(value)
-    elif isinstance(value, str):
-        parsed = duration_seconds(value)
-        if parsed is None:
-            raise ValueError(f"{value!r} is not a duration: write e.g. 36h, 90m, 2d or 1h30m")
-        seconds = parsed
-    else:
-        raise ValueError("expected a duration such as 36h, 90m or 2d")
-    if not seconds > 0 or seconds > 366 * 86400 * 10:
-        raise ValueError("must be a positive duration of at most 10 years")
-    return timedelta(seconds=seconds)
-
-
-def duration_seconds(text: str) -> float | None:
-    """Seconds in `1h30m`, `20s`, `500ms`, `7d`, `2w` (or bare digits); None if malformed."""
-    text = text.strip().replace(" ", "")
-    if text.isdigit():
-        return float(text)
-    parts = _DURATION_RE.findall(text)
-    if not parts or "".join(n + u for n, u in parts).lower() != text.lower():
-        return None
-    return sum(float(n) * DURATION_UNITS[u.lower()] for n, u in parts)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuopt.core.buckets import is_bucket_url
 from gpuopt.jobs.executors.base import AttemptSpec, Executor, Placement
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from gpuopt.jobs.executors.preemption import PreemptionSchedule
 
 ExecutorFor = Callable[[str], Executor]
-_BUCKET = ("s3://", "gs://", "r2://", "az://", "https://", "http://", "cos://", "oci://")
 
 
 def attempts_dir() -> Path:
@@ -55,7 +55,7 @@ class ExecutorCache:
             from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
 
             return SkyPilotExecutor(SdkSkyClient())
-        from gpuopt.providers.errors import UserError
+        from gpuopt.core.errors import UserError
 
         raise UserError(f"unknown executor {kind!r}: use local or skypilot", exit_code=2)
 
@@ -72,7 +72,7 @@ def _base_dir(job: JobRow) -> Path:
 
 
 def checkpoint_dir(job: JobRow, spec: JobSpec) -> str:
-    if spec.checkpoint is not None and spec.checkpoint.dir.startswith(_BUCKET):
+    if spec.checkpoint is not None and is_bucket_url(spec.checkpoint.dir):
         return spec.checkpoint.dir
     if spec.checkpoint is None:
         from gpuopt.orchestrator.paths import data_dir
@@ -109,7 +109,7 @@ def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
 
 def _last_checkpoint_write(ckpt: str, after: datetime, before: datetime) -> datetime | None:
     """Newest modification time of a file in a local checkpoint directory in [after, before]."""
-    if ckpt.startswith(_BUCKET):
+    if is_bucket_url(ckpt):
         return None
     newest: datetime | None = None
     try:
@@ -152,7 +152,7 @@ def wasted_seconds(
         saved = _last_checkpoint_write(ckpt, a.started_at, ended_at) if ckpt else None
         if saved is not None:
             lost = (ended_at - max(saved, productive_from)).total_seconds()
-        elif ckpt is not None and ckpt.startswith(_BUCKET) and interval is not None:
+        elif ckpt is not None and is_bucket_url(ckpt) and interval is not None:
             lost = min(productive, interval.total_seconds())
         else:
             lost = productive

@@ -6,20 +6,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from gpuopt.core.money import from_micros
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
-from gpuopt.orchestrator.store.ledger import (
+from gpuopt.orchestrator.store.ledger_repo import (
     attempt_cost_micros,
     job_cost_micros,
     job_on_demand_micros,
     on_demand_cost_micros,
-    to_usd,
 )
 
 SIMULATED = "simulated cost (local executor: priced as if on the planned placement)"
 
 
 def usd(micros: int | None) -> str | None:
-    value = to_usd(micros)
+    value = from_micros(micros)
     return None if value is None else str(value)
 
 

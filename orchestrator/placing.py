@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from gpuopt.core.places import Place
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from gpuopt.policies.avoid import avoid_set
@@ -108,21 +109,22 @@ def decide_placement(
     settings: Settings,
     store: Store,
     now: datetime,
-    preemptions: Sequence[tuple[tuple[str, str, str], datetime]],
+    preemptions: Sequence[tuple[Place, datetime]],
     spent_micros: int,
 ) -> Decision:
     from dataclasses import replace
 
+    from gpuopt.core.money import from_micros
     from gpuopt.orchestrator.planning import load_index, placement_context
-    from gpuopt.orchestrator.store.ledger import observed_preemptions, to_usd
+    from gpuopt.orchestrator.store.ledger_repo import observed_preemptions
     from gpuopt.policies.placement import plan_job
 
     budget_left = None
     if job.budget_micros is not None:
         if spent_micros >= job.budget_micros:
-            return NoPlace(f"budget exhausted: spent ${to_usd(spent_micros)} of "
-                           f"${to_usd(job.budget_micros)}; raise `budget` to continue")
-        budget_left = to_usd(job.budget_micros - spent_micros)
+            return NoPlace(f"budget exhausted: spent ${from_micros(spent_micros)} of "
+                           f"${from_micros(job.budget_micros)}; raise `budget` to continue")
+        budget_left = from_micros(job.budget_micros - spent_micros)
     with store.session() as session:
         observed = observed_preemptions(session, now)
     index, _source, _as_of, _count = load_index(store)
@@ -148,7 +150,7 @@ def decide_placement(
         why = plan.nearest_miss or "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
         return NoPlace(f"no placement fits now: {why or 'no offers'}")
     if avoid:
-        shown = ", ".join("/".join(p for p in place if p) for place in sorted(avoid))
+        shown = ", ".join(str(p) for p in sorted(avoid, key=lambda p: p.sort_key))
         note = (note + "; " if note else "") + f"avoiding {shown} (repeated preemptions)"
     od = index.on_demand_offer(best.offer.cloud, best.offer.region, best.offer.instance_type)
     return Placed(best, od.price_per_hour if od is not None else None, note)

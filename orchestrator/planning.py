@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from gpuopt.core.places import Place
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
 
@@ -34,7 +35,7 @@ def placement_context(
     settings: Settings,
     now: datetime,
     deadline_at: datetime | None,
-    observed: Mapping[tuple[str, str], tuple[int, float]] | None = None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlacementContext:
     return PlacementContext(
@@ -65,7 +66,7 @@ def plan_spec(
     store: Store | None,
     now: datetime,
     submitted_at: datetime | None = None,
-    observed: Mapping[tuple[str, str], tuple[int, float]] | None = None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlannedJob:
     from gpuopt.policies.placement import plan_job

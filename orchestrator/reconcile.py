@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import col
 
+from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
@@ -34,7 +35,6 @@ from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobRow
-from gpuopt.providers.errors import UserError
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
@@ -171,9 +171,9 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
 def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetime,
            reason: str, report: StepReport, detail: str = "", streak: int = 0) -> bool:
     """Close the attempt with its cost and move the job on, in one transaction."""
+    from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.attempts import wasted_seconds
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
-    from gpuopt.orchestrator.store.ledger import held_cost_micros
 
     spec = load_stored_spec(job)
     ended = _ended_at(a, status, now)
@@ -289,9 +289,10 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 def _place_and_launch(store: Store, executor: Executor, settings: Settings | None, job: JobRow,
                       attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
+    from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.placing import NoPlace, Wait, decide_placement
     from gpuopt.orchestrator.store.jobs_repo import claim_attempt, recent_preemptions
-    from gpuopt.orchestrator.store.ledger import job_cost_micros, to_micros
+    from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 
     if settings is None:
         return  # cancel_job's step: never places

@@ -1,7 +1,7 @@
 """Where not to place a job for a while: places preempted repeatedly in a recent window.
 
 SkyPilot's EAGER_NEXT_REGION re-placed a preempted job straight back into the zone that
-had just preempted it (skypilot issue 10021). Here a place (cloud, region, zone or "")
+had just preempted it (skypilot issue 10021). Here a place (cloud, region, zone)
 where ``threshold`` or more attempts were preempted within the ``window`` before ``now``
 is avoided (until enough of those preemptions are older than the window). Pure: the
 caller hands over the preemptions it knows of.
@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-Place = tuple[str, str, str]  # (cloud, region, zone or "")
+from gpuopt.core.places import Place
+
 REPEATED = 2  # preemptions in one place within the window that make it "repeated"
 
 

@@ -22,13 +22,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from gpuopt.core.money import MICRO_USD
+from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.memory import estimate_memory
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.fit import Fit, candidate_counts, check_fit, usable_gib
+from gpuopt.policies.hazard import preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR, preemptions_per_hour
 from gpuopt.policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
+from gpuopt.providers.clouds import default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
 
@@ -37,7 +40,6 @@ from gpuopt.providers.offer import Market, Offer
 # the NSDI '24 "Can't Be Late" evaluation; the spot policy uses the same figure.
 RESTART_OVERHEAD_HOURS = 0.1
 CENT = Decimal("0.01")
-MICRO = Decimal("0.000001")
 BUYABLE = (Market.ON_DEMAND, Market.SPOT)
 
 
@@ -58,14 +60,13 @@ class PlacementContext:
     budget_left: Decimal | None = None  # None: the spec's budget, untouched
     remaining_fraction: float = 1.0  # of the job's work (re-placement after progress)
     restart_overhead_hours: float = RESTART_OVERHEAD_HOURS
-    observed_preemptions: Mapping[tuple[str, str], tuple[int, float]] = field(
-        default_factory=dict
-    )
+    # region -> (spot preemptions seen there, spot hours held there), from the ledger
+    observed_preemptions: Mapping[Place, tuple[int, float]] = field(default_factory=dict)
     default_preemptions: Mapping[str, float] = field(
-        default_factory=lambda: dict(DEFAULT_PREEMPTIONS_PER_HOUR)
+        default_factory=default_preemptions_per_hour
     )
-    # (cloud, region, zone or "") to stay away from for a while (repeated preemptions)
-    avoid: frozenset[tuple[str, str, str]] = frozenset()
+    # places to stay away from for a while (repeated preemptions)
+    avoid: frozenset[Place] = frozenset()
     owned_reserved: Sequence[OwnedReserved] = ()
     markets: tuple[Market, ...] | None = None  # force e.g. (ON_DEMAND,) under a deadline
     top: int = 20
@@ -272,7 +273,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 if offer.cloud not in clouds or (regions and offer.region not in regions):
                     why["no offer in the allowed clouds/regions"] += 1
                     continue
-                if (offer.cloud, offer.region, offer.zone or "") in ctx.avoid:
+                if offer.place in ctx.avoid:
                     why["avoided after repeated preemptions"] += 1
                     continue
                 if cap is not None and offer.price_per_hour > cap:
@@ -291,7 +292,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                         why["spot: no slack for a preemption before the deadline"] += 1
                         continue
                 cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
-                    MICRO, rounding=ROUND_HALF_EVEN
+                    MICRO_USD, rounding=ROUND_HALF_EVEN
                 )
                 if budget is not None and cost > budget:
                     why[f"over the budget (${budget})"] += 1
@@ -395,10 +396,3 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
         ideas.append("allow larger GPUs (resources.gpus)")
     return head + (": " + ", ".join(ideas) if ideas else ": no change tried makes it fit")
 
-
-def plan_many(
-    specs: Sequence[JobSpec], offers: Sequence[Offer], ctx: PlacementContext
-) -> list[Plan]:
-    """Plan several jobs against one offer set (the index is built once)."""
-    index = OfferIndex.build(offers)
-    return [plan_job(s, index, ctx) for s in specs]

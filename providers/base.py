@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 from gpuopt.providers.offer import Offer
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "int8", "fp8")
 

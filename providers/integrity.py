@@ -1,16 +1,16 @@
 """Checks every adapter's offers must pass, and the bad-data filter used before storing.
 
 Pure functions. ``offer_problems`` is per offer (hardware consistency, price sanity);
-``spot_above_on_demand`` is across offers (spot should be cheaper in the same place).
+``price_jump_problem`` compares a price with the last stored one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
+from gpuopt.providers.clouds import is_cloud
 from gpuopt.providers.hardware import GPUS
-from gpuopt.providers.offer import CLOUDS, Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 GPU_COUNTS = (1, 2, 4, 8)
 # A price more than this factor away from the last stored price of the same offer is
@@ -29,7 +29,7 @@ def offer_problems(offer: Offer) -> list[str]:
         problems.append(f"price {price!r} is not a finite decimal")
     elif price <= 0:
         problems.append(f"price {price} is not positive")
-    if offer.cloud not in CLOUDS:
+    if not is_cloud(offer.cloud):
         problems.append(f"unknown cloud {offer.cloud!r}")
     if not isinstance(offer.market, Market):
         problems.append(f"unknown market {offer.market!r}")
@@ -64,33 +64,3 @@ def price_jump_problem(new: Decimal, last: Decimal | None) -> str | None:
     if ratio > MAX_PRICE_JUMP or ratio < 1 / MAX_PRICE_JUMP:
         return f"price {new} is {ratio:.2f}x the last seen {last}"
     return None
-
-
-def spot_above_on_demand(offers: Iterable[Offer]) -> list[tuple[Offer, Offer]]:
-    """(spot, on-demand) pairs where spot costs more than on-demand in the same region."""
-    on_demand: dict[tuple[str, str, str], Offer] = {}
-    spots: list[Offer] = []
-    for o in offers:
-        if o.market is Market.ON_DEMAND:
-            on_demand[(o.cloud, o.region, o.instance_type)] = o
-        elif o.market is Market.SPOT:
-            spots.append(o)
-    return [
-        (s, od)
-        for s in spots
-        if (od := on_demand.get((s.cloud, s.region, s.instance_type))) is not None
-        and s.price_per_hour > od.price_per_hour
-    ]
-
-
-def partition_sane(offers: Sequence[Offer]) -> tuple[list[Offer], list[tuple[Offer, list[str]]]]:
-    """Split offers into the sane ones and the rejected ones with their problems."""
-    good: list[Offer] = []
-    bad: list[tuple[Offer, list[str]]] = []
-    for o in offers:
-        problems = offer_problems(o)
-        if problems:
-            bad.append((o, problems))
-        else:
-            good.append(o)
-    return good, bad

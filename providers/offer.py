@@ -8,6 +8,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from gpuopt.core.places import Place
+
 
 class Market(StrEnum):
     ON_DEMAND = "on-demand"
@@ -15,8 +17,6 @@ class Market(StrEnum):
     RESERVED_1Y = "reserved-1y"
     RESERVED_3Y = "reserved-3y"
 
-
-CLOUDS = ("aws", "gcp", "azure")
 
 # Hours in a reserved / committed-use term (365-day years, as AWS prices them).
 TERM_HOURS = {Market.RESERVED_1Y: 8760, Market.RESERVED_3Y: 26280}
@@ -47,6 +47,10 @@ class Offer:
     def key(self) -> tuple[str, str, str, str, str]:
         """Identity of the offer regardless of price and time (the history series)."""
         return (self.cloud, self.region, self.zone or "", self.instance_type, self.market.value)
+
+    @property
+    def place(self) -> Place:
+        return Place(self.cloud, self.region, self.zone)
 
     @property
     def price_per_gpu_hour(self) -> Decimal:

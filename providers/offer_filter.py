@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
+from gpuopt.providers.clouds import get_cloud
 from gpuopt.providers.hardware import GPUS, canonical_gpu
-from gpuopt.providers.offer import CLOUDS, Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +40,8 @@ class OfferFilter:
                 raise UserError(
                     f"unknown GPU {gpu!r}: choose one of {', '.join(GPUS)}", exit_code=2
                 )
-        if cloud is not None and cloud.lower() not in CLOUDS:
-            raise UserError(
-                f"unknown cloud {cloud!r}: choose one of {', '.join(CLOUDS)}", exit_code=2
-            )
+        if cloud is not None:
+            get_cloud(cloud.lower())  # UserError (exit 2) naming the known clouds
         mkt = None
         if market is not None:
             try:

@@ -1,44 +1,27 @@
-"""The one place that maps a cloud name to its adapter class (imported lazily).
+"""From a cloud name to its adapter instance (the adapter module imported lazily).
 
-Importing an adapter pulls in its SDK, so nothing is imported until a cloud is asked
-for; a missing or broken adapter module fails only that cloud.
+Which module and class a cloud's adapter is lives in the cloud registry
+(providers/clouds.py). Importing an adapter pulls in its SDK, so nothing is imported
+until a cloud is asked for; a missing or broken adapter module fails only that cloud.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from types import MappingProxyType
 
 from gpuopt.providers.base import Provider
-from gpuopt.providers.errors import UserError
-
-# cloud -> (module, class name)
-PROVIDERS: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {
-        "aws": ("gpuopt.providers.aws", "AwsProvider"),
-        "gcp": ("gpuopt.providers.gcp", "GcpProvider"),
-        "azure": ("gpuopt.providers.azure", "AzureProvider"),
-    }
-)
+from gpuopt.providers.clouds import get_cloud
 
 
 class ProviderUnavailable(Exception):
     """The adapter module for a cloud could not be imported."""
 
 
-def provider_names() -> tuple[str, ...]:
-    return tuple(PROVIDERS)
-
-
 def load_provider(cloud: str) -> Provider:
-    """A new adapter instance for ``cloud`` (construction does no I/O)."""
-    try:
-        module_name, class_name = PROVIDERS[cloud]
-    except KeyError:
-        raise UserError(
-            f"unknown cloud {cloud!r}: choose one of {', '.join(PROVIDERS)}", exit_code=2
-        ) from None
+    """A new adapter instance for ``cloud`` (construction does no I/O); UserError (exit 2)
+    for a cloud the registry does not know."""
+    entry = get_cloud(cloud)
+    module_name, class_name = entry.adapter_module, entry.adapter_class
     try:
         module = importlib.import_module(module_name)
         cls = getattr(module, class_name)

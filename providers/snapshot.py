@@ -70,10 +70,6 @@ def load_snapshot(text: str | None = None) -> Snapshot:
     return Snapshot(as_of=as_of, offers=tuple(offers), sources=sources)
 
 
-def snapshot_offers() -> list[Offer]:
-    return list(load_snapshot().offers)
-
-
 def snapshot_document(
     offers: Sequence[Offer],
     as_of: date,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-LAYERS = ("providers", "jobs", "policies", "orchestrator")
+LAYERS = ("core", "providers", "jobs", "policies", "orchestrator")
 
 # Modules a pure decision never imports (stdlib I/O, clocks, randomness, the store).
 IMPURE_MODULES = {

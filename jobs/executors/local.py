@@ -29,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpuopt.core.buckets import is_bucket_url
+from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors import local_proc
 from gpuopt.jobs.executors.base import (
     AttemptSpec,
@@ -39,7 +41,6 @@ from gpuopt.jobs.executors.base import (
 )
 from gpuopt.jobs.executors.contract import contract_env, read_progress
 from gpuopt.jobs.executors.preemption import PreemptionSchedule
-from gpuopt.providers.errors import UserError
 
 _WRAPPER = """#!/bin/bash
 ws={ws}
@@ -55,7 +56,6 @@ fi
 bash "$ws/run.sh"; rc=$?
 finish run "$rc"
 """
-_URL_SCHEMES = ("s3://", "gs://", "r2://", "az://", "https://", "http://", "cos://", "oci://")
 
 
 def _utc(ts: float) -> datetime:
@@ -133,7 +133,7 @@ class LocalExecutor:
 
     # -- launch -----------------------------------------------------------------------
     def launch(self, spec: AttemptSpec) -> LaunchResult:
-        if spec.checkpoint_dir.startswith(_URL_SCHEMES):
+        if is_bucket_url(spec.checkpoint_dir):
             raise UserError(
                 f"the local executor needs a local checkpoint directory, got "
                 f"{spec.checkpoint_dir!r}: set checkpoint.dir to a path"

@@ -24,33 +24,29 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from types import MappingProxyType
 
 from gpuopt.jobs.executors.sky_task import sky_accelerator
+from gpuopt.providers.clouds import CLOUDS
 from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
 CATALOG_SCHEMA_VERSION = "v8"
-_COMMON = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo")
-COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "aws": (
-            *_COMMON, "Price", "SpotPrice", "Region", "AvailabilityZone", "Arch",
-            "LocalDiskType", "NVMeSupported", "LocalDiskSize", "LocalDiskCount",
-            "MaximumEfaInterfaces",
-        ),
-        "gcp": (
-            "InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount",
-            "GpuInfo", "Region", "AvailabilityZone", "Price", "SpotPrice",
-        ),
-        "azure": (*_COMMON, "Price", "SpotPrice", "Region", "Generation"),
-    }
-)
-ZONAL_CLOUDS = frozenset({"aws", "gcp"})
 BACKUP_SUFFIX = ".gpuopt-backup"
 ABSENT_SUFFIX = ".gpuopt-absent"  # marks "there was no file before gpuopt wrote one"
 
 Row = dict[str, str]
+
+
+def catalog_columns() -> dict[str, tuple[str, ...]]:
+    """gpuopt cloud -> the columns of SkyPilot's vms.csv for it (the cloud registry's
+    ``skypilot_catalog_columns``); clouds without them are not exported."""
+    return {c.name: c.skypilot_catalog_columns for c in CLOUDS.values()
+            if c.skypilot_catalog_columns}
+
+
+def _zonal(cloud: str) -> bool:
+    entry = CLOUDS.get(cloud)
+    return entry is not None and entry.skypilot_zonal
 
 
 @dataclass
@@ -87,7 +83,7 @@ def _exportable(offer: Offer, report: ExportReport) -> bool:
     if offer.cloud == "gcp" and offer.instance_type.startswith("n1-"):
         report.skipped.append(f"{offer.instance_type} {offer.region}: GCP N1 + attached GPU")
         return False
-    return offer.cloud in COLUMNS
+    return offer.cloud in catalog_columns()
 
 
 def offers_to_rows(
@@ -101,7 +97,7 @@ def offers_to_rows(
     SkyPilot's AWS catalog stores (``aws/az_mappings-*.csv``); without it names are kept."""
     report = ExportReport()
     chosen = [o for o in offers if o.cloud == cloud and _exportable(o, report)]
-    zonal = cloud in ZONAL_CLOUDS
+    zonal = _zonal(cloud)
     zmap = zone_ids or {}
 
     def zone_of(offer: Offer) -> str:
@@ -146,7 +142,7 @@ def _new_row(cloud: str, offer: Offer, zone: str) -> Row:
         "SpotPrice": "",
         "Region": offer.region,
     }
-    if cloud in ZONAL_CLOUDS:
+    if _zonal(cloud):
         row["AvailabilityZone"] = zone
     if cloud == "aws":
         family = offer.instance_type.split(".")[0]
@@ -199,7 +195,7 @@ def export_text(
     """Pure: the new vms.csv text for ``cloud`` from offers and SkyPilot's current file."""
     columns, existing = parse_csv(existing_text) if existing_text else ([], [])
     ours, report = offers_to_rows(cloud, offers, existing, zone_ids)
-    cols = columns or list(COLUMNS[cloud])
+    cols = columns or list(catalog_columns()[cloud])
     return render_csv(cols, merge_rows(existing, ours)), report
 
 
@@ -225,8 +221,8 @@ def sync_catalogs(offers: Iterable[Offer], root: Path | None = None) -> dict[str
     root = root or catalog_root()
     offers = list(offers)
     reports: dict[str, ExportReport] = {}
-    for cloud in sorted({o.cloud for o in offers} & set(COLUMNS)):
-        path = root / cloud / "vms.csv"
+    for cloud in sorted({o.cloud for o in offers} & set(catalog_columns())):
+        path = root / CLOUDS[cloud].skypilot_name / "vms.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         existing = path.read_text(encoding="utf-8") if path.exists() else None
         zone_ids = _aws_zone_ids(root) if cloud == "aws" else None
@@ -248,8 +244,8 @@ def restore_catalogs(root: Path | None = None) -> list[Path]:
     """Undo every sync: put SkyPilot's files back (or remove files gpuopt created)."""
     root = root or catalog_root()
     restored = []
-    for cloud in COLUMNS:
-        path = root / cloud / "vms.csv"
+    for cloud in catalog_columns():
+        path = root / CLOUDS[cloud].skypilot_name / "vms.csv"
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         absent = path.with_name(path.name + ABSENT_SUFFIX)
         if backup.exists():

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.core.buckets import BUCKET_SCHEMES, bucket_scheme
+from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
 from gpuopt.jobs.executors.contract import contract_env, parse_progress
-from gpuopt.providers.errors import UserError
+from gpuopt.providers.clouds import CLOUDS
 
 if TYPE_CHECKING:
     import sky
 
-BUCKET_SCHEMES = ("s3://", "gs://", "r2://", "cos://", "oci://", "https://")
 DEFAULT_MOUNT_PATH = "/gpuopt/checkpoint"
 EXIT_MARKER = "[gpuopt] exit code"
 _EXIT_RE = re.compile(re.escape(EXIT_MARKER) + r" (-?\d+)\s*$")
@@ -136,9 +137,11 @@ def plan_task(
     progress_echo_s: float = PROGRESS_ECHO_S,
 ) -> SkyTaskPlan:
     placement = spec.placement
-    if placement.cloud not in ("aws", "gcp", "azure"):
+    cloud = CLOUDS.get(placement.cloud)
+    if cloud is None or not cloud.skypilot_name:
+        known = ", ".join(c.name for c in CLOUDS.values() if c.skypilot_name)
         raise UserError(
-            f"the SkyPilot executor needs a cloud placement (aws, gcp, azure), "
+            f"the SkyPilot executor needs a cloud placement ({known}), "
             f"got {placement.cloud!r}"
         )
     if mount_mode not in ("MOUNT_CACHED", "MOUNT"):
@@ -147,7 +150,14 @@ def plan_task(
     if mount_path in spec.storage_mounts or mount_path in spec.file_mounts:
         raise UserError(f"file_mounts: {mount_path} is where gpuopt mounts the checkpoint "
                         "bucket; mount your data somewhere else")
-    if spec.checkpoint_dir.startswith(BUCKET_SCHEMES):
+    scheme = bucket_scheme(spec.checkpoint_dir)
+    if scheme is not None and not scheme.skypilot_mounts:
+        mountable = ", ".join(s.prefix for s in BUCKET_SCHEMES if s.skypilot_mounts)
+        raise UserError(
+            f"checkpoint.dir {spec.checkpoint_dir}: SkyPilot cannot mount {scheme.prefix} "
+            f"URLs ({scheme.store}); write it with one of {mountable} (an Azure container "
+            "is https://<account>.blob.core.windows.net/<container>)", exit_code=2)
+    if scheme is not None:
         checkpoint = CheckpointMount(path=mount_path, source=spec.checkpoint_dir, mode=mount_mode)
         ckpt_path = mount_path
     else:
@@ -170,7 +180,7 @@ def plan_task(
         file_mounts=MappingProxyType(dict(spec.file_mounts)),
         storage_mounts=MappingProxyType({k: dict(v) for k, v in spec.storage_mounts.items()}),
         checkpoint=checkpoint,
-        cloud=placement.cloud,
+        cloud=cloud.skypilot_name,
         region=placement.region,
         zone=placement.zone,
         instance_type=placement.instance_type,

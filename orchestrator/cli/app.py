@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 
 def build_app() -> typer.Typer:

@@ -38,10 +38,10 @@ def init(
     """Write a commented starter configuration file."""
     import os
 
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
     from gpuopt.orchestrator.config.render import starter_text
     from gpuopt.orchestrator.paths import default_config_file, ensure_private_dir
-    from gpuopt.providers.errors import UserError
 
     file = config.expanduser() if config is not None else default_config_file()
     if file.exists() and not force:

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _parse_gpu(value: str) -> tuple[str, int | None]:
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
     from gpuopt.providers.hardware import get_gpu
 
     name, _, count_text = value.partition(":")

@@ -30,7 +30,7 @@ def _open(config: Path | None) -> Store | None:
 
 
 def _no_job(job_id: str) -> Exception:
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
 
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
@@ -165,8 +165,8 @@ def logs(
     config: ConfigOpt = None,
 ) -> None:
     """Print an attempt's output."""
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import ExecutorCache
-    from gpuopt.providers.errors import UserError
 
     job, attempts, _ = _load_job(job_id, config)
     if not attempts:

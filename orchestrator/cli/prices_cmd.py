@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuopt.orchestrator.cli.config_cmd import ConfigOption
+from gpuopt.providers.clouds import cloud_names
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from gpuopt.providers.offer_filter import OfferFilter
 
 GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.")]
-CloudOpt = Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")]
+CloudOpt = Annotated[str | None, typer.Option("--cloud", help="One of the clouds: "
+                                              f"{', '.join(cloud_names())}.")]
 MarketOpt = Annotated[
     str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.")
 ]
@@ -129,15 +131,12 @@ def refresh(
     from gpuopt.orchestrator.cli.console import err_console, out_console
     from gpuopt.orchestrator.prices.poll import load_providers, poll_prices
     from gpuopt.orchestrator.store import open_store
-    from gpuopt.providers.errors import UserError
-    from gpuopt.providers.registry import provider_names
+    from gpuopt.providers.clouds import get_cloud
 
     settings = _settings(config)
     clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
-    unknown = [c for c in clouds if c not in provider_names()]
-    if unknown:
-        raise UserError(f"unknown cloud {unknown[0]!r}: choose from {', '.join(provider_names())}",
-                        exit_code=2)
+    for name in clouds:
+        get_cloud(name)  # UserError (exit 2) naming the known clouds
     store = open_store(settings.database.url)
     providers = load_providers(clouds)
     regions = {c: settings.clouds.regions_for(c) for c in clouds}
@@ -190,18 +189,18 @@ def history(
     """The stored price series (one row per price change) and an optional chart."""
     from datetime import UTC
 
+    from gpuopt.core.durations import parse_duration
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console, out_console
-    from gpuopt.orchestrator.config import parse_duration
     from gpuopt.orchestrator.store import open_store_if_exists
-    from gpuopt.orchestrator.store.prices import price_history
-    from gpuopt.providers.errors import UserError
+    from gpuopt.orchestrator.store.price_history import price_history
     from gpuopt.providers.offer_filter import OfferFilter
 
     try:
-        window = parse_duration(since)
+        window = parse_duration(since, positive=False, at_most=None,
+                                examples="30d, 12h or 2w")
     except ValueError as err:
         raise UserError(f"--since: {err}", exit_code=2) from None
-    assert isinstance(window, timedelta)
     flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region)
     settings = _settings(config)
     store = open_store_if_exists(settings.database.url)
@@ -251,10 +250,10 @@ def export_snapshot(
     """Regenerate the embedded price snapshot from the store's latest offers."""
     from datetime import UTC
 
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
     from gpuopt.orchestrator.store import open_store_if_exists
-    from gpuopt.orchestrator.store.prices import latest_offers
-    from gpuopt.providers.errors import UserError
+    from gpuopt.orchestrator.store.price_history import latest_offers
     from gpuopt.providers.snapshot import SNAPSHOT_FILE, snapshot_document
 
     settings = _settings(config)

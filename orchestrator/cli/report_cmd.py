@@ -113,10 +113,10 @@ def _email(
     mailer: Callable[[EmailMessage], None] | None,
     now: datetime,
 ) -> None:
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.report import from_config
     from gpuopt.orchestrator.report.message import build_message
     from gpuopt.orchestrator.report.sender import EVERYONE, team_scope
-    from gpuopt.providers.errors import UserError
 
     recipients = from_config.recipients(settings)
     if result.team is not None:

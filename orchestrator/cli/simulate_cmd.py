@@ -12,7 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.simulate.traces import Trace
-    from gpuopt.policies.spot.engine import SimResult
+    from gpuopt.policies.spot.replay import SimResult
     from gpuopt.policies.spot.sweep import Job, SweepResult, TraceSet
 
 EXIT_BAD_INPUT = 2
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _bad(message: str) -> Exception:
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
 
     return UserError(message, exit_code=EXIT_BAD_INPUT)
 
@@ -124,9 +124,9 @@ def simulate(
 def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float,
              policy: str, as_json: bool) -> None:
     from gpuopt.orchestrator.simulate.traces import one_gap
-    from gpuopt.policies.spot.engine import Scenario
-    from gpuopt.policies.spot.engine import simulate as replay
     from gpuopt.policies.spot.registry import get_policy
+    from gpuopt.policies.spot.replay import Scenario
+    from gpuopt.policies.spot.replay import simulate as replay
     gap = one_gap(traces)
     start_s = _seconds(start_hour, "--start-hour", positive=False)
     start_tick = math.ceil(start_s / gap)

@@ -27,9 +27,9 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
         ] = False,
     ) -> None:
         """Write gpuopt's latest prices into ~/.sky/catalogs (merging; reversible)."""
+        from gpuopt.core.errors import UserError
         from gpuopt.jobs.executors import sky_catalog
         from gpuopt.orchestrator.cli.console import out_console
-        from gpuopt.providers.errors import UserError
 
         out = out_console()
         if restore:

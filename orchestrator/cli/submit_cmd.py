@@ -43,13 +43,13 @@ def submit(
     """
     from datetime import UTC, datetime
 
+    from gpuopt.core.errors import UserError
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.planning import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
-    from gpuopt.providers.errors import UserError
 
     spec = load_job_spec(job_file)
     if not spec.run:
@@ -93,9 +93,9 @@ def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
                now: datetime) -> str:
     import json
 
+    from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
-    from gpuopt.orchestrator.store.ledger import to_micros
 
     job_id = new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
@@ -166,11 +166,11 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 def _summary(store: Store, job_id: str) -> None:
     from datetime import UTC, datetime
 
+    from gpuopt.core.money import from_micros
     from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.job_views import SIMULATED, job_view, where
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
-    from gpuopt.orchestrator.store.ledger import to_usd
 
     with store.session() as session:
         job = find_job(session, job_id)
@@ -182,7 +182,7 @@ def _summary(store: Store, job_id: str) -> None:
                   f"{view['preemptions']} preemption(s), {held:.1f} s held")
     for a in attempts:
         console.print(f"  attempt {a.number}: {where(a)} at "
-                      f"${to_usd(a.price_per_hour_micros)}/h, {a.end_reason or a.status}")
+                      f"${from_micros(a.price_per_hour_micros)}/h, {a.end_reason or a.status}")
     label = SIMULATED if job.executor == "local" else "cost"
     console.print(f"{label}: ${view['cost']} (on-demand equivalent ${view['on_demand_cost']})")
     if job.status != "succeeded" and job.last_error:

@@ -18,8 +18,6 @@ from gpuopt.orchestrator.config.model import (
     ReservedCapacity,
     Settings,
     SmtpConfig,
-    format_duration,
-    parse_duration,
 )
 
 __all__ = [
@@ -33,8 +31,6 @@ __all__ = [
     "ReservedCapacity",
     "Settings",
     "SmtpConfig",
-    "format_duration",
     "load_config",
     "load_config_with_sources",
-    "parse_duration",
 ]

@@ -30,14 +30,18 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.config.model import Settings
-from gpuopt.providers.errors import UserError
 
 ENV_PREFIX = "GPUOPT_"
 NOT_SETTINGS = frozenset({"GPUOPT_HOME", "GPUOPT_CONFIG"})
 
 
 class ConfigError(UserError):
+    """gpuopt's own configuration (TOML file or GPUOPT_* variables) is invalid; the
+    message names the file and key or the variable. (A job's model config.json has its
+    own error, jobs.hfconfig.HfConfigError.)"""
+
     exit_code = 2
 
 
@@ -207,8 +211,9 @@ def _describe(err: ValidationError, file: Path, origins: Mapping[tuple[str, ...]
     lines = []
     for e in err.errors():
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        # Union branches (e.g. list | None) add the branch type to the location; drop it.
-        loc = tuple(p for p in loc if p not in ("list[literal['aws','gcp','azure']]",))
+        # Union branches (e.g. list | None) add the branch type, say "list[...]", to the
+        # location; no setting's name has a bracket, so drop those parts.
+        loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key; remove it or check its spelling (see `gpuopt config init`)"

@@ -10,59 +10,38 @@ import re
 from datetime import timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
     SecretStr,
+    create_model,
     field_validator,
     model_validator,
 )
 
-from gpuopt.jobs.units import DURATION_UNITS, duration_seconds
-from gpuopt.providers.offer import CLOUDS
+from gpuopt.core.durations import format_duration, parse_duration
+from gpuopt.providers.clouds import check_cloud, cloud_names, default_preemptions_per_hour
 
-Cloud = Literal["aws", "gcp", "azure"]
-
-def parse_duration(value: object) -> object:
-    """"10m" / "1h30m" / "20s" / "7d" (or a number of seconds) -> timedelta."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return timedelta(seconds=value)
-    if isinstance(value, str):
-        seconds = duration_seconds(value)
-        if seconds is None:
-            raise ValueError(
-                f"{value!r} is not a duration: write e.g. '20s', '10m', '1h30m', '7d'"
-            )
-        return timedelta(seconds=seconds)
-    return value
+# A cloud name the registry (providers/clouds.py) knows, checked when validated.
+Cloud = Annotated[str, AfterValidator(check_cloud)]
+CONFIG_DURATION_EXAMPLES = "'20s', '10m', '1h30m', '7d'"
 
 
-def format_duration(value: timedelta) -> str:
-    """timedelta -> the shortest "1h30m" form (inverse of parse_duration)."""
-    seconds = value.total_seconds()
-    if seconds == 0:
-        return "0s"
-    out = []
-    for unit in ("d", "h", "m", "s"):
-        size = DURATION_UNITS[unit]
-        count, seconds = divmod(seconds, size)
-        if count:
-            out.append(f"{int(count)}{unit}")
-    if seconds:
-        out.append(f"{round(seconds * 1000)}ms")
-    return "".join(out)
+def parse_setting_duration(value: object) -> timedelta:
+    """A configuration duration: any sign or length here; each setting checks its range."""
+    return parse_duration(value, positive=False, at_most=None,
+                          examples=CONFIG_DURATION_EXAMPLES)
 
 
 Duration = Annotated[
     timedelta,
-    BeforeValidator(parse_duration),
+    BeforeValidator(parse_setting_duration),
     PlainSerializer(format_duration, return_type=str),
 ]
 
@@ -97,20 +76,32 @@ class CloudSettings(_Section):
     regions: list[str] = Field(default_factory=list)
 
 
-class CloudsConfig(_Section):
+class _CloudsSection(_Section):
     # Clouds this installation uses. None (not set) = poll every cloud whose SDK finds
     # credentials, and run jobs locally (see ExecutorConfig.resolved).
     enabled: list[Cloud] | None = None
-    aws: CloudSettings = Field(default_factory=CloudSettings)
-    gcp: CloudSettings = Field(default_factory=CloudSettings)
-    azure: CloudSettings = Field(default_factory=CloudSettings)
 
     def poll_clouds(self) -> tuple[str, ...]:
-        return tuple(self.enabled) if self.enabled is not None else CLOUDS
+        return tuple(self.enabled) if self.enabled is not None else cloud_names()
 
     def regions_for(self, cloud: str) -> list[str] | None:
-        settings: CloudSettings = getattr(self, cloud)
-        return list(settings.regions) or None
+        settings: CloudSettings | None = getattr(self, cloud, None)
+        return (list(settings.regions) or None) if settings is not None else None
+
+
+def _clouds_model() -> type[_CloudsSection]:
+    """[clouds]: ``enabled`` plus one [clouds.<name>] table per registered cloud."""
+    tables: dict[str, Any] = {
+        name: (CloudSettings, Field(default_factory=CloudSettings)) for name in cloud_names()
+    }
+    return create_model("CloudsConfig", __base__=_CloudsSection, __module__=__name__,
+                        **tables)
+
+
+if TYPE_CHECKING:
+    CloudsConfig = _CloudsSection
+else:
+    CloudsConfig = _clouds_model()
 
 
 class ExecutorKind(StrEnum):
@@ -136,18 +127,11 @@ class ReservedCapacity(_Section):
     count: int = Field(ge=1)
 
 
-def _default_preemption_rates() -> dict[Cloud, float]:
-    """The placement policy's documented per-cloud defaults (policies/preemption.py)."""
-    from gpuopt.policies.preemption import DEFAULT_PREEMPTIONS_PER_HOUR
-
-    return {cloud: DEFAULT_PREEMPTIONS_PER_HOUR[cloud] for cloud in ("aws", "gcp", "azure")}
-
-
 class PlacementConfig(_Section):
     # Expected spot interruptions per instance-hour when the cloud publishes no risk data;
     # clouds left out of the table keep their default.
     preemption_rates: dict[Cloud, float] = Field(
-        default_factory=_default_preemption_rates
+        default_factory=default_preemptions_per_hour
     )
     # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
     avoid_window: Duration = timedelta(minutes=30)
@@ -155,7 +139,7 @@ class PlacementConfig(_Section):
     @field_validator("preemption_rates", mode="before")
     @classmethod
     def _merge_defaults(cls, v: object) -> object:
-        return {**_default_preemption_rates(), **v} if isinstance(v, dict) else v
+        return {**default_preemptions_per_hour(), **v} if isinstance(v, dict) else v
 
     @field_validator("preemption_rates")
     @classmethod

@@ -27,7 +27,7 @@ import socket
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 log = logging.getLogger("gpuopt.daemon.leadership")
 

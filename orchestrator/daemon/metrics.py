@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from gpuopt.orchestrator.daemon.runtime import RuntimeState
+from gpuopt.core.money import from_micros
+from gpuopt.orchestrator.daemon.health import DaemonHealth
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
@@ -39,7 +40,7 @@ STALE_LOOP_S = 60.0
 class StoreCollector:
     """A prometheus_client custom collector reading the store at every scrape."""
 
-    def __init__(self, store: Store, runtime: RuntimeState,
+    def __init__(self, store: Store, runtime: DaemonHealth,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.store = store
         self.runtime = runtime
@@ -140,7 +141,7 @@ class StoreCollector:
             yield CounterMetricFamily("gpuopt_preemptions", "Attempts ended by a preemption",
                                       value=preempted)
             yield CounterMetricFamily("gpuopt_spend_usd", "Spend in USD at launch prices",
-                                      value=spend_micros / 1_000_000)
+                                      value=float(from_micros(spend_micros)))
 
 
 def _aware(at: datetime) -> datetime:
@@ -149,12 +150,13 @@ def _aware(at: datetime) -> datetime:
 
 def _spend(row: Any, now: datetime) -> int:
     """Micro-dollars of one attempt: its recorded cost, else held time x launch price."""
-    if row.cost_micros is not None:
-        return int(row.cost_micros)
-    from gpuopt.orchestrator.store.ledger import held_cost_micros
+    from gpuopt.core.money import attempt_cost_micros
 
-    end = _aware(row.ended_at) if row.ended_at is not None else now
-    return held_cost_micros(int(row.price_per_hour_micros), _aware(row.started_at), end)
+    return attempt_cost_micros(
+        cost_micros=None if row.cost_micros is None else int(row.cost_micros),
+        price_per_hour_micros=int(row.price_per_hour_micros),
+        started_at=_aware(row.started_at),
+        ended_at=None if row.ended_at is None else _aware(row.ended_at), now=now)
 
 
 def make_registry(collector: StoreCollector) -> CollectorRegistry:
@@ -165,7 +167,7 @@ def make_registry(collector: StoreCollector) -> CollectorRegistry:
     return registry
 
 
-def _handler(registry: CollectorRegistry, runtime: RuntimeState) -> type[BaseHTTPRequestHandler]:
+def _handler(registry: CollectorRegistry, runtime: DaemonHealth) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "gpuopt-daemon"
 
@@ -206,7 +208,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class MetricsServer:
-    def __init__(self, address: str, store: Store, runtime: RuntimeState) -> None:
+    def __init__(self, address: str, store: Store, runtime: DaemonHealth) -> None:
         host, _, port = address.rpartition(":")
         registry = make_registry(StoreCollector(store, runtime))
         self.server = _Server((host.strip("[]"), int(port)), _handler(registry, runtime))

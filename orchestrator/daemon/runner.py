@@ -19,7 +19,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from gpuopt.orchestrator.daemon.runtime import RuntimeState
+from gpuopt.core.backoff import Backoff
+from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.tasks import Clock, DaemonTasks, utc_now
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("gpuopt.daemon")
 SHUTDOWN_GRACE_S = 8.0  # running steps may finish; the process is gone within 10 s
 STANDBY_RETRY = timedelta(seconds=5)
+# Waiting for an unreachable PostgreSQL at start: 1 s, 2 s, 4 s, ... at most 30 s.
+DB_UNREACHABLE_BACKOFF = Backoff(first=timedelta(seconds=1), factor=2,
+                                 cap=timedelta(seconds=30))
 FORGET_NODES_AFTER = timedelta(days=7)
 MIGRATION_LOCK_KEY = 0x6770756F70746D67  # "gpuoptmg": serialises schema upgrades on start
 
@@ -47,7 +51,7 @@ class Daemon:
         self.node = node
         self.clock = clock
         self.stop = threading.Event()
-        self.runtime = RuntimeState(node.node_id)
+        self.runtime = DaemonHealth(node.node_id)
         self.scheduler: BaseScheduler | None = None
         self._leader_since: datetime | None = None
         self._confirmed_at = 0.0  # monotonic time of the last confirmed leadership
@@ -171,26 +175,27 @@ def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store
         return _migrate_serialised(url, dialect)
     import psycopg
 
-    delay = 1.0
+    failures = 0
     while not stop.is_set():
         try:
             return _migrate_serialised(url, dialect)
         except psycopg.OperationalError as err:
+            failures += 1
+            delay = DB_UNREACHABLE_BACKOFF.delay(failures).total_seconds()
             log.warning("PostgreSQL not reachable (%s); retrying in %.0fs", err, delay)
         stop.wait(delay)
-        delay = min(delay * 2, 30.0)
     return None
 
 
 def run_daemon(settings: Settings, *, log_format: str | None = None,
                clock: Clock = utc_now) -> int:
     """Run until SIGTERM / SIGINT; returns the exit code (0)."""
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.daemon.leadership import SqliteFileLock, leadership_for
     from gpuopt.orchestrator.daemon.logs import setup_logging
     from gpuopt.orchestrator.daemon.metrics import MetricsServer
     from gpuopt.orchestrator.store.daemon_state import NodeInfo
     from gpuopt.orchestrator.store.url import resolve_url, sqlite_file
-    from gpuopt.providers.errors import UserError
 
     setup_logging(log_format or settings.daemon.log_format.value)
     url = resolve_url(settings.database.url)

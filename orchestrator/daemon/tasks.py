@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuopt.orchestrator.daemon.runtime import RuntimeState, TaskOutcome
+from gpuopt.orchestrator.daemon.health import DaemonHealth, TaskOutcome
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
@@ -33,7 +33,7 @@ class DaemonTasks:
         self,
         store: Store,
         settings: Settings,
-        runtime: RuntimeState,
+        runtime: DaemonHealth,
         is_leader: Callable[[], bool],
         clock: Clock = utc_now,
     ) -> None:

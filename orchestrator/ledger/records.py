@@ -9,17 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 
-MICRO = Decimal("0.000001")
-
-
-def held_cost(price_per_hour: Decimal, start: datetime, end: datetime) -> Decimal:
-    """Price x held time, rounded to the micro-dollar (the store's unit)."""
-    held = end - start
-    micros = (held.days * 86_400 + held.seconds) * 1_000_000 + held.microseconds
-    seconds = Decimal(max(0, micros)) / 1_000_000
-    return (price_per_hour * seconds / 3600).quantize(MICRO, rounding=ROUND_HALF_EVEN)
+from gpuopt.core.money import held_cost
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpuopt.orchestrator.store.prices import HistoryPoint
+    from gpuopt.orchestrator.store.price_history import HistoryPoint
 
 MAX_SERIES = 12
 

@@ -25,7 +25,7 @@ def current_offers_with_source(
 ) -> CurrentOffers:
     flt = flt or OfferFilter()
     if store is not None:
-        from gpuopt.orchestrator.store.prices import has_prices, latest_offers
+        from gpuopt.orchestrator.store.price_history import has_prices, latest_offers
 
         with store.session() as session:
             if has_prices(session):

@@ -98,7 +98,7 @@ def poll_prices(
 
 
 def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
-    from gpuopt.orchestrator.store.prices import record_offers
+    from gpuopt.orchestrator.store.price_history import record_offers
 
     offers = [o for o in fetched.offers if o.cloud == cloud]
     foreign = len(fetched.offers) - len(offers)

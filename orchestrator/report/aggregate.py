@@ -16,7 +16,8 @@ from decimal import Decimal
 from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
-from gpuopt.orchestrator.ledger.records import MICRO, AttemptRecord, JobRecord, held_cost
+from gpuopt.core.money import MICRO_USD, held_cost
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.report.model import (
     HOURS_STEP,
     DaySpend,
@@ -233,7 +234,7 @@ def _preemption(a: AttemptRecord) -> Preemption:
         gpu_count=a.gpu_count,
         ended_at=a.ended_at,
         wasted_gpu_hours=(wasted_s * a.gpu_count / 3600).quantize(HOURS_STEP),
-        wasted_cost=(a.price_per_hour * wasted_s / 3600).quantize(MICRO),
+        wasted_cost=(a.price_per_hour * wasted_s / 3600).quantize(MICRO_USD),
     )
 
 

@@ -22,7 +22,6 @@ CHART_TITLES = {
     DAILY: "Daily spend by cloud",
     VERSUS: "Spend against its on-demand equivalent",
 }
-_CLOUD_COLORS = {"aws": "#f28e2b", "gcp": "#4e79a7", "azure": "#59a14f"}
 _OTHER_COLORS = ("#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f")
 PAID_COLOR = "#2f7d4f"
 ON_DEMAND_COLOR = "#c9ced6"
@@ -30,7 +29,11 @@ _WIDTH_IN, _DPI = 6.4, 150
 
 
 def cloud_color(cloud: str, index: int) -> str:
-    return _CLOUD_COLORS.get(cloud, _OTHER_COLORS[index % len(_OTHER_COLORS)])
+    """The registry's colour for a known cloud (providers/clouds.py), else a spare one."""
+    from gpuopt.providers.clouds import CLOUDS
+
+    entry = CLOUDS.get(cloud)
+    return entry.chart_color if entry is not None else _OTHER_COLORS[index % len(_OTHER_COLORS)]
 
 
 def render_charts(report: WeeklyReport) -> dict[str, bytes]:

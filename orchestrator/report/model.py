@@ -61,10 +61,6 @@ class JobLine:
     def budget_burn_pct(self) -> Decimal | None:
         return None if self.budget is None else percent(self.cost_to_date, self.budget)
 
-    @property
-    def budget_remaining(self) -> Decimal | None:
-        return None if self.budget is None else self.budget - self.cost_to_date
-
 
 @dataclass(frozen=True, slots=True)
 class Preemption:

@@ -13,9 +13,11 @@ from decimal import Decimal
 from html import escape
 from zoneinfo import ZoneInfo
 
+from gpuopt.orchestrator.report import sections
 from gpuopt.orchestrator.report.charts import CHART_TITLES, DAILY, VERSUS
 from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
-from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.model import JobLine, WeeklyReport
+from gpuopt.orchestrator.report.sections import Table
 
 WIDTH = 640
 MAX_ROWS = 10  # longer job lists end with an "N more" row (the text part lists them all)
@@ -39,27 +41,22 @@ def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
         _kpis(report),
         _section(CHART_TITLES[DAILY], _image(image_src, DAILY)),
         _section(CHART_TITLES[VERSUS], _image(image_src, VERSUS)),
-        _section("Five most expensive jobs", _jobs_table(report.top_jobs)),
-        _section("Spend by cloud", _spend_table(report.by_cloud)),
-        _section("Spend by GPU", _spend_table(report.by_gpu)),
-        _section("Spend by market", _spend_table(report.by_market)),
-        _section("Spend by team", _spend_table(report.by_team)),
-        _section("Spend by owner", _spend_table(report.by_owner)),
+        _section(sections.TOP_JOBS, _jobs_table(report.top_jobs)),
+        *(_section(title, _section_table(sections.spend_table(lines)))
+          for title, lines in sections.spend_breakdowns(report)),
     ]
-    for state, title in (
-        ("finished", "Jobs finished"),
-        ("failed", "Jobs failed"),
-        ("running", "Jobs still running"),
-    ):
+    for state, title in sections.JOB_STATES:
         jobs = report.jobs_in(state)
         cost = usd(sum((j.week_cost for j in jobs), Decimal(0)))
         body.append(
             _section(f"{title} ({len(jobs)}, {cost} this week)", _jobs_table(jobs, MAX_ROWS))
         )
-    body.append(_section("Budget burn per job", _job_budgets(report)))
+    body.append(_section(sections.JOB_BUDGETS, _section_table(sections.job_budget_table(report))))
     if report.team_budgets:
-        body.append(_section("Weekly budget burn per team", _team_budgets(report)))
-    body.append(_section(f"Preemptions ({len(report.preemptions)})", _preemptions(report, tz)))
+        body.append(_section(sections.TEAM_BUDGETS,
+                             _section_table(sections.team_budget_table(report))))
+    body.append(_section(sections.preemptions_title(report),
+                         _section_table(sections.preemption_table(report))))
     body.append(_footer(report))
     inner = "\n".join(body)
     title = escape(f"gpuopt weekly cost report {report.week}")
@@ -159,18 +156,6 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int
     )
 
 
-def _spend_table(lines: Sequence[SpendLine]) -> str:
-    return _table(
-        ["", "Spend", "On-demand", "Saved", "Saved %", "GPU-h"],
-        [
-            [ln.key, usd(ln.cost), usd(ln.on_demand), usd(ln.savings), pct(ln.savings_pct),
-             hours(ln.gpu_hours)]
-            for ln in lines
-        ],
-        right={1, 2, 3, 4, 5},
-    )
-
-
 def _jobs_table(jobs: Sequence[JobLine], limit: int | None = None) -> str:
     shown = jobs if limit is None else jobs[:limit]
     rows = [
@@ -184,45 +169,8 @@ def _jobs_table(jobs: Sequence[JobLine], limit: int | None = None) -> str:
     return _table(["Job", "Owner", "Team", "State", "This week", "To date"], rows, right={4, 5})
 
 
-def _job_budgets(report: WeeklyReport) -> str:
-    return _table(
-        ["Job", "Budget", "Spent to date", "Burn", "Remaining"],
-        [
-            [j.name, usd(j.budget), usd(j.cost_to_date), pct(j.budget_burn_pct),
-             usd(j.budget - j.cost_to_date)]
-            for j in sorted(report.jobs_with_budget, key=_burn, reverse=True)
-            if j.budget is not None
-        ],
-        right={1, 2, 3, 4},
-    )
-
-
-def _burn(job: JobLine) -> Decimal:
-    return job.budget_burn_pct if job.budget_burn_pct is not None else Decimal(0)
-
-
-def _team_budgets(report: WeeklyReport) -> str:
-    return _table(
-        ["Team", "Weekly budget", "Spent", "Burn", "Remaining"],
-        [
-            [t.team, usd(t.budget), usd(t.spent), pct(t.burn_pct), usd(t.remaining)]
-            for t in report.team_budgets
-        ],
-        right={1, 2, 3, 4},
-    )
-
-
-def _preemptions(report: WeeklyReport, tz: ZoneInfo) -> str:
-    return _table(
-        ["Job", "Where", "GPUs", "Ended", "GPU-h wasted", "Wasted"],
-        [
-            [f"{p.job_name} #{p.attempt}", f"{p.cloud} {p.region}", f"{p.gpu_count}x {p.gpu}",
-             p.ended_at.astimezone(tz).strftime("%a %H:%M"), hours(p.wasted_gpu_hours),
-             usd(p.wasted_cost)]
-            for p in report.preemptions
-        ],
-        right={4, 5},
-    )
+def _section_table(t: Table) -> str:
+    return _table(t.headers, t.rows, set(t.right))
 
 
 def _footer(report: WeeklyReport) -> str:

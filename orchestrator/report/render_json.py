@@ -17,7 +17,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from gpuopt.orchestrator.ledger.records import MICRO
+from gpuopt.core.money import MICRO_USD
 from gpuopt.orchestrator.report.model import (
     HOURS_STEP,
     JobLine,
@@ -31,7 +31,7 @@ SCHEMA = "gpuopt.weekly-report/1"
 
 
 def money(value: Decimal) -> str:
-    return str(value.quantize(MICRO))
+    return str(value.quantize(MICRO_USD))
 
 
 def _pct(value: Decimal | None) -> str | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
+from gpuopt.orchestrator.report import sections
 from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
-from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.model import JobLine, WeeklyReport
+from gpuopt.orchestrator.report.sections import Table
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
@@ -23,6 +25,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
         return "  ".join(cells).rstrip()
 
     return [fmt(headers), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
+
+
+def section_table(t: Table, empty: str = "none") -> list[str]:
+    """A section's table as aligned lines, or one indented line when it has no rows."""
+    if not t.rows:
+        return [f"  {empty}"]
+    return table(t.headers, t.rows, set(t.right))
 
 
 def render_text(report: WeeklyReport) -> str:
@@ -47,14 +56,8 @@ def render_text(report: WeeklyReport) -> str:
         ],
         right={1, 2, 3},
     )
-    for title, lines in (
-        ("Spend by cloud", report.by_cloud),
-        ("Spend by GPU", report.by_gpu),
-        ("Spend by market", report.by_market),
-        ("Spend by team", report.by_team),
-        ("Spend by owner", report.by_owner),
-    ):
-        out += ["", title, *_spend_table(lines)]
+    for title, lines in sections.spend_breakdowns(report):
+        out += ["", title, *section_table(sections.spend_table(lines))]
     out += ["", "Daily spend"]
     out += table(
         ["Day", *report.clouds, "Total", "On-demand"],
@@ -65,48 +68,16 @@ def render_text(report: WeeklyReport) -> str:
         ],
         right=set(range(1, len(report.clouds) + 3)),
     )
-    out += ["", "Five most expensive jobs", *_job_table(report.top_jobs)]
-    for state, title in (
-        ("finished", "Jobs finished"),
-        ("failed", "Jobs failed"),
-        ("running", "Jobs still running"),
-    ):
+    out += ["", sections.TOP_JOBS, *_job_table(report.top_jobs)]
+    for state, title in sections.JOB_STATES:
         jobs = report.jobs_in(state)
-        out += ["", f"{title} ({len(jobs)})"]
-        out += _job_table(jobs) if jobs else ["  none"]
-    out += ["", "Budget burn per job"]
-    budget_jobs = report.jobs_with_budget
-    out += table(
-        ["Job", "Budget", "Spent to date", "Burn", "Remaining"],
-        [
-            [j.name, usd(j.budget), usd(j.cost_to_date), pct(j.budget_burn_pct),
-             usd(j.budget - j.cost_to_date)]
-            for j in budget_jobs
-            if j.budget is not None
-        ],
-        right={1, 2, 3, 4},
-    ) if budget_jobs else ["  no job of this report has a budget"]
+        out += ["", f"{title} ({len(jobs)})", *_job_table(jobs)]
+    out += ["", sections.JOB_BUDGETS,
+            *section_table(sections.job_budget_table(report), sections.NO_JOB_BUDGETS)]
     if report.team_budgets:
-        out += ["", "Weekly budget burn per team"]
-        out += table(
-            ["Team", "Budget", "Spent", "Burn", "Remaining"],
-            [
-                [t.team, usd(t.budget), usd(t.spent), pct(t.burn_pct), usd(t.remaining)]
-                for t in report.team_budgets
-            ],
-            right={1, 2, 3, 4},
-        )
-    out += ["", f"Preemptions ({len(report.preemptions)})"]
-    out += table(
-        ["Job", "Attempt", "Where", "GPUs", "Ended", "GPU-h wasted", "Wasted"],
-        [
-            [x.job_name, str(x.attempt), f"{x.cloud} {x.region}", f"{x.gpu_count}x {x.gpu}",
-             x.ended_at.astimezone(_tz(report)).strftime("%a %H:%M"),
-             hours(x.wasted_gpu_hours), usd(x.wasted_cost)]
-            for x in report.preemptions
-        ],
-        right={1, 5, 6},
-    ) if report.preemptions else ["  none"]
+        out += ["", sections.TEAM_BUDGETS, *section_table(sections.team_budget_table(report))]
+    out += ["", sections.preemptions_title(report),
+            *section_table(sections.preemption_table(report))]
     out += [
         "",
         "Every figure is from the ledger at the price in force when each attempt launched.",
@@ -121,20 +92,6 @@ def _tz(report: WeeklyReport) -> ZoneInfo:
 
 def _change(report: WeeklyReport) -> str:
     return f"{signed_usd(report.total_change)} ({pct(report.total_change_pct, signed=True)})"
-
-
-def _spend_table(lines: Sequence[SpendLine]) -> list[str]:
-    if not lines:
-        return ["  none"]
-    return table(
-        ["", "Spend", "On-demand", "Saved", "Saved %", "GPU-h"],
-        [
-            [ln.key, usd(ln.cost), usd(ln.on_demand), usd(ln.savings), pct(ln.savings_pct),
-             hours(ln.gpu_hours)]
-            for ln in lines
-        ],
-        right={1, 2, 3, 4, 5},
-    )
 
 
 def _job_table(jobs: Sequence[JobLine]) -> list[str]:

@@ -5,7 +5,7 @@ whose report is due it sends each scope (the everyone-report and one per team wi
 recipients) unless the scope was already sent; a failure is recorded and retried on a
 later tick once the backoff has passed. The bookkeeping is the ``SentWeeks`` protocol:
 the store backs it with a table so that a restarted daemon neither re-sends a week nor
-forgets its backoff; ``InMemorySentWeeks`` is the in-process implementation for tests.
+forgets its backoff (tests keep it in memory: tests/orchestrator/report/sent_weeks.py).
 
 Delivery is at-least-once: a crash between the SMTP server's acceptance and
 ``mark_sent`` would send that scope again on the next tick.
@@ -23,11 +23,12 @@ from types import MappingProxyType
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from gpuopt.core.backoff import Backoff
+from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.report.message import build_message
 from gpuopt.orchestrator.report.model import WeeklyReport
 from gpuopt.orchestrator.report.service import LedgerLoader, load_report
 from gpuopt.orchestrator.report.weeks import IsoWeek, local_midnight
-from gpuopt.providers.errors import UserError
 
 EVERYONE = "everyone"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -56,37 +57,6 @@ class SentWeeks(Protocol):
     def record_failure(self, week: IsoWeek, scope: str, at: datetime, error: str) -> None: ...
 
     def failure_state(self, week: IsoWeek, scope: str) -> FailureState | None: ...
-
-
-@dataclass
-class InMemorySentWeeks:
-    sent: dict[tuple[IsoWeek, str], datetime] = field(default_factory=dict)
-    failures: dict[tuple[IsoWeek, str], FailureState] = field(default_factory=dict)
-
-    def was_sent(self, week: IsoWeek, scope: str) -> bool:
-        return (week, scope) in self.sent
-
-    def mark_sent(self, week: IsoWeek, scope: str, at: datetime) -> None:
-        self.sent.setdefault((week, scope), at)
-        self.failures.pop((week, scope), None)
-
-    def record_failure(self, week: IsoWeek, scope: str, at: datetime, error: str) -> None:
-        prev = self.failures.get((week, scope))
-        self.failures[(week, scope)] = FailureState((prev.count if prev else 0) + 1, at, error)
-
-    def failure_state(self, week: IsoWeek, scope: str) -> FailureState | None:
-        return self.failures.get((week, scope))
-
-
-@dataclass(frozen=True, slots=True)
-class Backoff:
-    first: timedelta = timedelta(minutes=5)
-    factor: int = 2
-    cap: timedelta = timedelta(hours=6)
-
-    def delay(self, failures: int) -> timedelta:
-        """Wait after the ``failures``-th consecutive failure: first, first x factor, ..."""
-        return min(self.cap, self.first * self.factor ** max(0, failures - 1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Protocol
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 SECURITY_MODES = ("starttls", "tls", "none")
 

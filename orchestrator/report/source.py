@@ -1,6 +1,6 @@
 """The report's data source in the store, imported lazily.
 
-The store provides, in ``orchestrator/store/ledger.py``::
+The store provides, in ``orchestrator/store/ledger_repo.py``::
 
     def load_report_ledger(
         session: sqlmodel.Session, start: datetime, end: datetime
@@ -29,7 +29,7 @@ def store_loader(database_url: str | None = None) -> LedgerLoader:
         start: datetime, end: datetime
     ) -> tuple[Sequence[AttemptRecord], Sequence[JobRecord]]:
         from gpuopt.orchestrator.store import open_store_if_exists
-        from gpuopt.orchestrator.store.ledger import load_report_ledger
+        from gpuopt.orchestrator.store.ledger_repo import load_report_ledger
 
         store = open_store_if_exists(database_url)
         if store is None:  # a fresh machine: nothing has run yet

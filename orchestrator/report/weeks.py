@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 _WEEK = re.compile(r"^\s*(\d{4})-?[Ww](\d{1,2})\s*$")
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuopt.core.errors import UserError
 from gpuopt.policies.spot.sweep import TraceSet
-from gpuopt.providers.errors import UserError
 
 EXIT_BAD_INPUT = 2
 

@@ -13,8 +13,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Session
 
+from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.store.url import resolve_url, shown_url, sqlite_file
-from gpuopt.providers.errors import UserError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 

@@ -18,9 +18,10 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from gpuopt.core.errors import UserError
+from gpuopt.core.places import Place
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
-from gpuopt.providers.errors import UserError
 
 _ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: readable when typed
 
@@ -150,9 +151,9 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
 
 def recent_preemptions(
     session: Session, since: datetime, executor: str
-) -> list[tuple[tuple[str, str, str], datetime]]:
-    """((cloud, region, zone or ""), ended_at) of attempts preempted (or that failed to
-    launch) since ``since``, among jobs run by ``executor``."""
+) -> list[tuple[Place, datetime]]:
+    """(place, ended_at) of attempts preempted (or that failed to launch) since
+    ``since``, among jobs run by ``executor``."""
     rows = session.execute(
         select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.zone),
                col(AttemptRow.ended_at))
@@ -164,4 +165,4 @@ def recent_preemptions(
             col(JobRow.executor) == executor,
         )
     ).all()
-    return [((c, r, z or ""), at) for c, r, z, at in rows]
+    return [(Place(c, r, z), at) for c, r, z, at in rows]

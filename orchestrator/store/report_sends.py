@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuopt.orchestrator.report.sender import Backoff, FailureState
+from gpuopt.core.backoff import Backoff
+from gpuopt.orchestrator.report.sender import FailureState
 from gpuopt.orchestrator.report.weeks import IsoWeek
 from gpuopt.orchestrator.store.daemon_tables import ReportSendRow
 

@@ -49,10 +49,6 @@ class RunStats:
         b[bucket_of(length_s)] += 1
         return RunStats(self.count + 1, self.total_s + length_s, tuple(b))
 
-    @property
-    def mean_s(self) -> float | None:
-        return self.total_s / self.count if self.count else None
-
 
 @dataclass(frozen=True, slots=True)
 class LocationHistory:

@@ -19,9 +19,9 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from gpuopt.policies.spot.engine import Scenario
+from gpuopt.core.money import MICROS_PER_USD, to_micros
+from gpuopt.policies.spot.replay import Scenario
 
-MICRO = 10**6
 MAX_LOST_STATES = 40_000  # above this the grid is coarsened (the result stays feasible)
 
 
@@ -50,8 +50,8 @@ def optimum_cost(sc: Scenario) -> Decimal | None:
 
     inf = np.int64(2**62)
     zones = len(sc.traces)
-    price = [int((p * MICRO).to_integral_value()) for p in sc.spot_prices]
-    od_price = int((sc.on_demand_price * MICRO).to_integral_value())
+    price = [to_micros(p) for p in sc.spot_prices]
+    od_price = to_micros(sc.on_demand_price)
     # cost units per tick: micro-USD/h x gap seconds (gap scaled to an integer below)
     gap_num, gap_den = gap.numerator, gap.denominator
     c_od = od_price * gap_num
@@ -90,4 +90,4 @@ def optimum_cost(sc: Scenario) -> Decimal | None:
         state = new
     if best >= inf:
         return None
-    return Decimal(best) / Decimal(MICRO * 3600 * gap_den)
+    return Decimal(best) / Decimal(MICROS_PER_USD * 3600 * gap_den)

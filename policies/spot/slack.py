@@ -14,17 +14,6 @@ from gpuopt.policies.spot.model import Hold, Kind, Observation
 EPS = 1e-6  # seconds; absorbs float rounding in sums of tick lengths
 
 
-def fallback_overhead(obs: Observation) -> float:
-    """Restart overhead still to pay before on-demand does work, if we go there now."""
-    if obs.holding.kind is Kind.ON_DEMAND:
-        return obs.overhead_left_s
-    return obs.restart_overhead_s
-
-
-def fallback_slack(obs: Observation) -> float:
-    return obs.time_left_s - obs.work_left_s - fallback_overhead(obs)
-
-
 def overhead_if(obs: Observation, want: Hold) -> float:
     """Restart overhead that would be left to run when holding ``want`` this interval."""
     if want == obs.holding:

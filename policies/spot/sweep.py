@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from gpuopt.policies.spot.engine import Scenario, simulate
 from gpuopt.policies.spot.optimum import optimum_cost
 from gpuopt.policies.spot.registry import get_policy
+from gpuopt.policies.spot.replay import Scenario, simulate
 
 OPTIMUM = "optimum"
 

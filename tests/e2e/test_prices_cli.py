@@ -118,7 +118,7 @@ def _seed_store(home: Path) -> None:
     code = """
 from datetime import UTC, datetime, timedelta
 from gpuopt.orchestrator.store import open_store
-from gpuopt.orchestrator.store.prices import record_offers
+from gpuopt.orchestrator.store.price_history import record_offers
 from gpuopt.providers.snapshot import load_snapshot
 offers = [o for o in load_snapshot().offers if o.gpu == "H100"]
 t0 = datetime.now(UTC) - timedelta(days=2)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gpuopt.jobs.architectures import ARCHITECTURES, architecture_from_params, find_architecture
-from gpuopt.jobs.hfconfig import ConfigError, architecture_from_hf_config, load_hf_config
+from gpuopt.jobs.hfconfig import HfConfigError, architecture_from_hf_config, load_hf_config
 
 # Totals published on the model cards / papers (billions), rounded as published.
 PUBLISHED = {
@@ -89,12 +89,12 @@ def test_hf_config_round_trip(name: str) -> None:
 def test_load_hf_config_errors(tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text("{not json")
-    with pytest.raises(ConfigError, match="not valid JSON"):
+    with pytest.raises(HfConfigError, match="not valid JSON"):
         load_hf_config(bad)
     bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 8}))
-    with pytest.raises(ConfigError, match="no positive integer"):
+    with pytest.raises(HfConfigError, match="no positive integer"):
         load_hf_config(bad)
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(HfConfigError, match="does not exist"):
         load_hf_config(tmp_path / "missing.json")
 
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from gpuopt.core.places import Place
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.fit import smallest_fit
@@ -154,7 +155,7 @@ def test_limits_budget_cap_clouds_regions_and_avoid() -> None:
     s = spec(f"resources:\n  gpus: [A100-80GB]\nbudget: {budget}\n", workload=base)
     assert [c.offer.cloud for c in plan_job(s, idx, ctx()).candidates] == ["aws"]
     s = spec("resources:\n  gpus: [A100-80GB]\n", workload=base)
-    avoided = plan_job(s, idx, ctx(avoid=frozenset({("aws", "us-east-1", "")})))
+    avoided = plan_job(s, idx, ctx(avoid=frozenset({Place("aws", "us-east-1")})))
     assert [c.offer.cloud for c in avoided.candidates] == ["gcp", "azure"]
 
 

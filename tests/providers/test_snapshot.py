@@ -5,7 +5,8 @@ from datetime import date
 
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import offer_problems
-from gpuopt.providers.offer import CLOUDS, Market
+from gpuopt.providers.clouds import cloud_names
+from gpuopt.providers.offer import Market
 from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 from tests.providers.integrity import assert_offers_sane
 
@@ -21,13 +22,13 @@ def test_snapshot_coverage() -> None:
     snap = load_snapshot()
     assert snap.as_of <= date.today()
     required = {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"}
-    per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in CLOUDS}
+    per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in cloud_names()}
     for cloud, gpus in per_cloud.items():
         # Azure sells no L4 VM, GCP no A10G: both are "where sold" gaps.
         unsold = {"azure": {"L4"}, "gcp": {"A10G"}}.get(cloud, set())
         assert gpus >= required - unsold, cloud
     markets = Counter((o.cloud, o.market) for o in snap.offers)
-    for cloud in CLOUDS:
+    for cloud in cloud_names():
         for market in Market:
             assert markets[(cloud, market)] > 0, (cloud, market)
     aws_spot = [o for o in snap.offers if o.cloud == "aws" and o.market is Market.SPOT]

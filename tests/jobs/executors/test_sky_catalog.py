@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gpuopt.jobs.executors.sky_catalog import (
     CATALOG_SCHEMA_VERSION,
-    COLUMNS,
+    catalog_columns,
     export_text,
     offers_to_rows,
     parse_csv,
@@ -21,7 +21,7 @@ from gpuopt.providers.offer import Market, Offer
 
 # Two rows shaped like SkyPilot's hosted aws/vms.csv (zone ids, full column set).
 SKY_AWS = (
-    ",".join(COLUMNS["aws"]) + "\n"
+    ",".join(catalog_columns()["aws"]) + "\n"
     'g5.xlarge,A10G,1.0,4.0,16.0,"{\'Gpus\': [{\'Name\': \'A10G\', \'Manufacturer\': '
     "'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24576}}], "
     "'TotalGpuMemoryInMiB': 24576}\",1.006,0.5,us-east-1,use1-az1,x86_64,nvme-ssd,True,250,1,\n"
@@ -60,7 +60,7 @@ def test_zone_names_become_skypilot_zone_ids_and_replace_its_rows() -> None:
     offers = [_offer(Market.SPOT, "0.42", "us-east-1a"), _offer(Market.ON_DEMAND, "0.99", None)]
     text, _ = export_text("aws", offers, SKY_AWS, zone_ids={"us-east-1a": "use1-az1"})
     columns, rows = parse_csv(text)
-    assert columns == list(COLUMNS["aws"])
+    assert columns == list(catalog_columns()["aws"])
     g5 = [r for r in rows if r["InstanceType"] == "g5.xlarge"]
     assert len(g5) == 1  # replaced, not duplicated
     assert (g5[0]["Price"], g5[0]["SpotPrice"]) == ("0.99", "0.42")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, AttemptState, FailureKind, Placement
 from gpuopt.jobs.executors.sky_task import (
     exit_code_from_lines,
@@ -19,7 +20,6 @@ from gpuopt.jobs.executors.sky_task import (
     wrap_run,
 )
 from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
-from gpuopt.providers.errors import UserError
 from tests.conftest import REPO_ROOT
 from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
 from tests.jobs.executors.harness import SKY_PLACEMENT, processes_of, wait_for, wait_terminal
@@ -186,3 +186,25 @@ def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: 
     # A placement SkyPilot's catalog does not hold is refused by SkyPilot itself.
     assert run("us-east-1c")["error"] == "ValueError"
     assert run("us-east-1a", "g5.nosuch")["error"] == "ValueError"
+
+
+@pytest.mark.parametrize("url", ["az://container/ckpt/J", "http://store.example/ckpt/J"])
+def test_a_bucket_skypilot_cannot_mount_is_refused_not_used_as_a_node_path(url: str) -> None:
+    """az:// is a bucket to the orchestrator (core.buckets); the task builder used to see a
+    node-local directory in it, so checkpoints silently died with the node."""
+    spec = AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir=url,
+                       placement=SKY_PLACEMENT)
+    with pytest.raises(UserError, match=r"cannot mount .*https://<account>\.blob") as err:
+        plan_task(spec)
+    assert err.value.exit_code == 2 and url in str(err.value)
+
+
+def test_every_bucket_scheme_skypilot_mounts_becomes_a_storage_mount() -> None:
+    from gpuopt.core.buckets import BUCKET_SCHEMES
+
+    for scheme in (s for s in BUCKET_SCHEMES if s.skypilot_mounts):
+        url = f"{scheme.prefix}bucket/ckpt"
+        plan = plan_task(AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir=url,
+                                     placement=SKY_PLACEMENT))
+        assert plan.checkpoint is not None and plan.checkpoint.source == url
+        assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path != url

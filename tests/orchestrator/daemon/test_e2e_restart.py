@@ -116,9 +116,9 @@ def test_kill_9_and_sigterm_mid_job_then_job_completes_exactly_once(
     # to the end once (no resume, no second launch).
     from sqlmodel import select
 
+    from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow
-    from gpuopt.orchestrator.store.ledger import held_cost_micros
 
     store = open_store(db)
     with store.session() as session:

@@ -68,7 +68,7 @@ def test_plan_invariants(steps: list[tuple[int, int, int]]) -> None:
 
 
 def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> None:  # type: ignore[no-untyped-def]
-    from gpuopt.orchestrator.store.prices import price_history, record_offers
+    from gpuopt.orchestrator.store.price_history import price_history, record_offers
     from gpuopt.providers.offer_filter import OfferFilter
 
     prices = ["1.00", "1.10", "1.00", "1.20", "1.30"]
@@ -96,7 +96,7 @@ def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> Non
 
 
 def test_compaction_never_touches_a_withdrawn_series_current_row(store) -> None:  # type: ignore[no-untyped-def]
-    from gpuopt.orchestrator.store.prices import latest_offers, record_offers
+    from gpuopt.orchestrator.store.price_history import latest_offers, record_offers
 
     with store.transaction() as s:
         record_offers(s, [make_offer("1.00", T0)])

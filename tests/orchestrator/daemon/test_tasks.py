@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gpuopt.orchestrator.config import load_config
-from gpuopt.orchestrator.daemon.runtime import RuntimeState
+from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.tasks import DaemonTasks
 from gpuopt.providers.base import CredentialsMissing, FetchResult
 from tests.orchestrator.store.conftest import make_offer
@@ -43,15 +43,15 @@ def outcomes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return table
 
 
-def make_tasks(store, leader: list[bool]) -> tuple[DaemonTasks, RuntimeState]:  # type: ignore[no-untyped-def]
-    runtime = RuntimeState("test")
+def make_tasks(store, leader: list[bool]) -> tuple[DaemonTasks, DaemonHealth]:  # type: ignore[no-untyped-def]
+    runtime = DaemonHealth("test")
     settings = load_config(env={})
     return DaemonTasks(store, settings, runtime, lambda: leader[0], lambda: NOW), runtime
 
 
 def test_polls_record_status_per_cloud_and_isolate_failures(store, outcomes) -> None:  # type: ignore[no-untyped-def]
     from gpuopt.orchestrator.store.daemon_state import list_polls
-    from gpuopt.orchestrator.store.prices import latest_offers
+    from gpuopt.orchestrator.store.price_history import latest_offers
 
     tasks, runtime = make_tasks(store, [True])
     for cloud in ("aws", "gcp", "azure"):
@@ -95,7 +95,7 @@ def test_a_failing_step_is_counted_and_never_escapes(store, monkeypatch) -> None
 
 
 def test_compaction_task_uses_the_configured_age_and_resolution(store) -> None:  # type: ignore[no-untyped-def]
-    from gpuopt.orchestrator.store.prices import price_history, record_offers
+    from gpuopt.orchestrator.store.price_history import price_history, record_offers
     from gpuopt.providers.offer_filter import OfferFilter
 
     old = NOW - timedelta(days=200)

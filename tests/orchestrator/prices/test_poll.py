@@ -9,7 +9,7 @@ import pytest
 from gpuopt.orchestrator.prices.current import current_offers_with_source
 from gpuopt.orchestrator.prices.poll import poll_prices
 from gpuopt.orchestrator.store import Store, open_store
-from gpuopt.orchestrator.store.prices import latest_offers
+from gpuopt.orchestrator.store.price_history import latest_offers
 from gpuopt.providers.base import CredentialsMissing, FetchResult, Provider, ProviderError
 from gpuopt.providers.offer import Offer
 from gpuopt.providers.offer_filter import OfferFilter
@@ -161,18 +161,16 @@ def test_current_offers_fall_back_to_snapshot_until_store_has_prices(store: Stor
 
 
 def test_registry_unknown_and_missing_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
     from types import MappingProxyType
 
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.prices.poll import load_providers
-    from gpuopt.providers import registry
-    from gpuopt.providers.errors import UserError
+    from gpuopt.providers import clouds, registry
 
     with pytest.raises(UserError, match="unknown cloud"):
         registry.load_provider("oracle")
-    monkeypatch.setattr(
-        registry,
-        "PROVIDERS",
-        MappingProxyType({"aws": ("gpuopt.providers.does_not_exist", "AwsProvider")}),
-    )
+    broken = replace(clouds.CLOUDS["aws"], adapter_module="gpuopt.providers.does_not_exist")
+    monkeypatch.setattr(clouds, "CLOUDS", MappingProxyType({"aws": broken}))
     loaded = load_providers(["aws"])
     assert isinstance(loaded["aws"], registry.ProviderUnavailable)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from gpuopt.core.places import Place
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 T0 = datetime(2025, 6, 2, 12, 0, tzinfo=UTC)
@@ -47,7 +48,7 @@ def test_claim_refuses_stale_status_and_taken_number(db_url: str) -> None:
 
 def test_report_ledger_window_and_exact_costs(db_url: str) -> None:
     from gpuopt.orchestrator.store import open_store
-    from gpuopt.orchestrator.store.ledger import load_report_ledger, observed_preemptions
+    from gpuopt.orchestrator.store.ledger_repo import load_report_ledger, observed_preemptions
 
     h = timedelta(hours=1)
     store = open_store(db_url)
@@ -73,6 +74,6 @@ def test_report_ledger_window_and_exact_costs(db_url: str) -> None:
     assert second.on_demand_cost_between(start, end) == Decimal("4")
     # Spot in us-east-1: 3 attempts preempted in 10 + 5 + 2 held hours (the running one
     # starts after "now" and adds nothing).
-    count, hours = observed[("aws", "us-east-1")]
+    count, hours = observed[Place("aws", "us-east-1")]
     assert count == 3 and hours == 10 + 5 + 2
     store.close()

@@ -6,10 +6,11 @@ import json
 import threading
 from pathlib import Path
 
+from gpuopt.core.money import held_cost_micros
 from gpuopt.jobs.executors.local import LocalExecutor
 from gpuopt.jobs.executors.preemption import PreemptAtTimes, seeded_times
 from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
-from gpuopt.orchestrator.store.ledger import held_cost_micros, job_cost_micros
+from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,
     run_until_done,

@@ -71,7 +71,7 @@ def test_html_to_stdout_is_self_contained() -> None:
 
 
 def test_bad_week_is_a_user_error() -> None:
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
 
     with pytest.raises(UserError, match="2026-W48"):
         CliRunner().invoke(app(), ["report", "--week", "48"], catch_exceptions=False)
@@ -126,7 +126,7 @@ def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None
 
 
 def test_email_without_recipients_says_what_to_set() -> None:
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
 
     with pytest.raises(UserError, match=r"\[report\] recipients"):
         CliRunner().invoke(app(), ["report", "--email"], catch_exceptions=False)
@@ -135,7 +135,8 @@ def test_email_without_recipients_says_what_to_set() -> None:
 def test_report_sender_from_configuration() -> None:
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.report.from_config import report_sender
-    from gpuopt.orchestrator.report.sender import EVERYONE, InMemorySentWeeks, team_scope
+    from gpuopt.orchestrator.report.sender import EVERYONE, team_scope
+    from tests.orchestrator.report.sent_weeks import InMemorySentWeeks
 
     settings = load_config(env={
         "GPUOPT_REPORT_TIMEZONE": "America/Los_Angeles",

@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.report.aggregate import build_report
 from gpuopt.orchestrator.report.message import build_message
 from gpuopt.orchestrator.report.smtp import ReportSendError, SmtpSettings, send_email
 from gpuopt.orchestrator.report.weeks import IsoWeek
-from gpuopt.providers.errors import UserError
 from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory, TlsFiles
 from tests.orchestrator.report.ledger import AS_OF, TEAM_BUDGETS, ledger
 

@@ -9,10 +9,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from gpuopt.core.backoff import Backoff
 from gpuopt.orchestrator.report.sender import (
     EVERYONE,
-    Backoff,
-    InMemorySentWeeks,
     Recipients,
     ReportSender,
     Schedule,
@@ -23,6 +22,7 @@ from gpuopt.orchestrator.report.weeks import IsoWeek
 from tests.net import free_port
 from tests.orchestrator.report.conftest import PASSWORD, USER, Sink, SmtpFactory
 from tests.orchestrator.report.ledger import TEAM_BUDGETS, loader
+from tests.orchestrator.report.sent_weeks import InMemorySentWeeks
 
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 UTC_ZONE = ZoneInfo("UTC")

@@ -5,8 +5,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.report.weeks import IsoWeek
-from gpuopt.providers.errors import UserError
 
 LA = ZoneInfo("America/Los_Angeles")
 

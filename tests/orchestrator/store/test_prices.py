@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from gpuopt.orchestrator.store.prices import (
+from gpuopt.orchestrator.store.price_history import (
     STALE_AFTER,
     latest_offers,
     price_history,

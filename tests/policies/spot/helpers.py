@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from gpuopt.policies.spot.engine import Scenario
 from gpuopt.policies.spot.model import Hold, Observation
+from gpuopt.policies.spot.replay import Scenario
 
 SPOT = Decimal("1.2")  # USD/h -> 0.2 per 600 s tick
 OD = Decimal("3.6")  # USD/h -> 0.6 per 600 s tick

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuopt.policies.spot.auto import AutoPolicy
-from gpuopt.policies.spot.engine import simulate
 from gpuopt.policies.spot.model import Hold, Observation
+from gpuopt.policies.spot.replay import simulate
 from tests.policies.spot.helpers import scenario
 
 GAPS = [32.0, 60.0, 600.0]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpuopt.policies.spot.engine import simulate
 from gpuopt.policies.spot.model import Kind
 from gpuopt.policies.spot.registry import get_policy
+from gpuopt.policies.spot.replay import simulate
 from tests.policies.spot.helpers import scenario
 
 H = 3600.0

@@ -9,10 +9,10 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuopt.policies.spot.engine import Scenario, SimulationError, simulate
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, spot
 from gpuopt.policies.spot.optimum import optimum_cost
 from gpuopt.policies.spot.registry import POLICIES, get_policy
+from gpuopt.policies.spot.replay import Scenario, SimulationError, simulate
 from tests.policies.spot.helpers import Scripted, scenario
 
 

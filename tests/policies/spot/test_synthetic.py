@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from gpuopt.policies.spot.engine import simulate
 from gpuopt.policies.spot.optimum import optimum_cost
 from gpuopt.policies.spot.registry import get_policy
+from gpuopt.policies.spot.replay import simulate
 from tests.policies.spot.helpers import markov_trace, scenario
 
 H = 3600.0

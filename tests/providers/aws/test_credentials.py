@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuopt.core.errors import UserError
 from gpuopt.providers.aws import AwsProvider
 from gpuopt.providers.base import CredentialsMissing
-from gpuopt.providers.errors import UserError
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 
+from gpuopt.core.money import to_micros
 from gpuopt.providers.integrity import offer_problems, price_jump_problem
 from gpuopt.providers.offer import Offer
 
 CURRENCY = "USD"
-MICROS = Decimal(1_000_000)
 
 OfferKey = tuple[str, str, str, str, str]
 
@@ -28,20 +28,6 @@ class Rejection:
     def describe(self) -> str:
         where = "/".join(p for p in self.offer.key if p)
         return f"{where}: {'; '.join(self.reasons)}"
-
-
-def to_micros(price: Decimal) -> int:
-    """USD -> integer micro-dollars (banker's rounding)."""
-    return int((price * MICROS).to_integral_value(rounding=ROUND_HALF_EVEN))
-
-
-def from_micros(micros: int) -> Decimal:
-    """Integer micro-dollars -> USD without trailing zeros (20000000 -> Decimal('20'))."""
-    value = (Decimal(micros) / MICROS).normalize()
-    exponent = value.as_tuple().exponent
-    if isinstance(exponent, int) and exponent > 0:
-        value = value.quantize(Decimal(1))
-    return value
 
 
 def price_problems(

@@ -1,12 +1,15 @@
-"""Expected spot preemptions: from the cloud's interruption data, gpuopt's own
-observations, or a documented per-cloud default, in that order. Pure."""
+"""The spot hazard model: expected preemptions per held hour, from the cloud's
+interruption data, gpuopt's own observations, or the cloud registry's documented
+per-cloud default (providers/clouds.py), in that order. Pure. (Injecting preemptions
+into local test runs is jobs/executors/preemption.py, a different thing.)"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from types import MappingProxyType
 
+from gpuopt.core.places import Place
+from gpuopt.providers.clouds import default_preemptions_per_hour
 from gpuopt.providers.offer import Offer
 
 HOURS_PER_MONTH = 730.0
@@ -16,15 +19,9 @@ HOURS_PER_MONTH = 730.0
 # one) is turned into an hourly hazard: -ln(1 - p) / 730.
 ADVISOR_BUCKET_MONTHLY = (0.025, 0.075, 0.125, 0.175, 0.30)
 
-# When neither the cloud nor gpuopt's history says anything: preemptions per held hour.
-# GPU spot capacity is scarcer than the CPU averages clouds advertise. The NSDI '24
-# "Can't Be Late" AWS traces (shared/data/spot-traces) show p3 spot lifetimes of hours
-# to about a day; GCP and Azure spot VMs carry no advisor data and are preempted with
-# 30 s notice whenever capacity is reclaimed. These are deliberately cautious round
-# numbers, overridable per cloud in the [placement] section of the configuration.
-DEFAULT_PREEMPTIONS_PER_HOUR: Mapping[str, float] = MappingProxyType(
-    {"aws": 0.05, "gcp": 0.08, "azure": 0.08}
-)
+# When neither the cloud nor gpuopt's history says anything, the registry's per-cloud
+# default applies (overridable per cloud in the [placement] section of the
+# configuration); a cloud with no default at all gets this one.
 FALLBACK_PREEMPTIONS_PER_HOUR = 0.08
 
 # Observations outweigh the default only once there is enough held time behind them.
@@ -38,17 +35,20 @@ def advisor_hazard(bucket: int) -> float:
 
 def preemptions_per_hour(
     offer: Offer,
-    observed: Mapping[tuple[str, str], tuple[int, float]] | None = None,
-    defaults: Mapping[str, float] = DEFAULT_PREEMPTIONS_PER_HOUR,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    defaults: Mapping[str, float] | None = None,
 ) -> tuple[float, str]:
     """Hourly preemption hazard of a spot offer and where the figure came from.
 
-    ``observed`` maps (cloud, region) to (preemptions, spot hours held) from the ledger.
+    ``observed`` maps a region (a Place without zone) to (preemptions, spot hours held)
+    from the ledger; ``defaults`` (cloud -> hazard) defaults to the registry's.
     """
+    if defaults is None:
+        defaults = default_preemptions_per_hour()
     if offer.interruption_bucket is not None:
         return advisor_hazard(offer.interruption_bucket), "cloud advisor"
     if observed:
-        seen = observed.get((offer.cloud, offer.region))
+        seen = observed.get(offer.place.regional)
         if seen is not None and seen[1] >= MIN_OBSERVED_HOURS:
             return seen[0] / seen[1], "observed"
     return defaults.get(offer.cloud, FALLBACK_PREEMPTIONS_PER_HOUR), "default"

@@ -13,17 +13,11 @@ from sqlalchemy import ColumnElement, bindparam, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
+from gpuopt.core.money import from_micros, to_micros
 from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.offer_filter import OfferFilter, sort_offers
-from gpuopt.providers.price_rules import (
-    CURRENCY,
-    OfferKey,
-    Rejection,
-    from_micros,
-    screen,
-    to_micros,
-)
+from gpuopt.providers.price_screen import CURRENCY, OfferKey, Rejection, screen
 
 log = logging.getLogger("gpuopt.prices")
 
@@ -87,7 +81,7 @@ def record_offers(
 
     A new series gets its first history row; a changed price closes nothing and opens a
     new row; an unchanged price only moves ``last_seen`` (series and its current row).
-    Bad prices (see providers.price_rules) are logged and skipped.
+    Bad prices (see providers.price_screen) are logged and skipped.
     """
     summary = RecordSummary()
     if not offers:

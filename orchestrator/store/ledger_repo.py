@@ -1,45 +1,33 @@
-"""The ledger: what each attempt cost, exactly, and what it would have cost on-demand.
+"""The ledger's queries: what each attempt cost, exactly, and what it would have cost
+on-demand, read from the store (the records it hands out: orchestrator/ledger/).
 
 An attempt is held from its launch request (``started_at``) to its end; it costs held
 hours x the price recorded when it was placed (``held_cost``: exact Decimal, rounded
 once to the micro-dollar). A job costs the sum of its attempts. Amounts are integer
-micro-dollars here and Decimal USD in the records handed to readers.
+micro-dollars here and Decimal USD in the records handed to readers; the cost rule
+itself is gpuopt.core.money's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
 
 from sqlalchemy import or_, select
 from sqlmodel import Session, col
 
-from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord, held_cost
+from gpuopt.core import money
+from gpuopt.core.money import from_micros, held_cost_micros
+from gpuopt.core.places import Place
+from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
-
-MICROS = Decimal(1_000_000)
-
-
-def to_usd(micros: int | None) -> Decimal | None:
-    return None if micros is None else Decimal(micros) / MICROS
-
-
-def to_micros(usd: Decimal) -> int:
-    return int((usd * MICROS).to_integral_value(rounding=ROUND_HALF_EVEN))
-
-
-def held_cost_micros(price_micros: int, start: datetime, end: datetime) -> int:
-    """Held time x price, exact to the micro-dollar (the same rounding as held_cost)."""
-    return to_micros(held_cost(Decimal(price_micros) / MICROS, start, end))
 
 
 def attempt_cost_micros(attempt: AttemptRow, now: datetime) -> int:
     """The closed cost of an ended attempt, or the cost so far of an open one."""
-    if attempt.cost_micros is not None:
-        return attempt.cost_micros
-    return held_cost_micros(attempt.price_per_hour_micros, attempt.started_at,
-                            attempt.ended_at or now)
+    return money.attempt_cost_micros(
+        cost_micros=attempt.cost_micros, price_per_hour_micros=attempt.price_per_hour_micros,
+        started_at=attempt.started_at, ended_at=attempt.ended_at, now=now)
 
 
 def on_demand_cost_micros(attempt: AttemptRow, now: datetime) -> int:
@@ -59,13 +47,12 @@ def job_on_demand_micros(attempts: Iterable[AttemptRow], now: datetime) -> int:
 
 
 def attempt_record(a: AttemptRow, job: JobRow) -> AttemptRecord:
-    price = to_usd(a.price_per_hour_micros)
-    assert price is not None
+    price = from_micros(a.price_per_hour_micros)
     return AttemptRecord(
         job_id=job.id, job_name=job.name, owner=job.owner, team=job.team, attempt=a.number,
         cloud=a.cloud, region=a.region, zone=a.zone, instance_type=a.instance_type,
         gpu=a.gpu, gpu_count=a.gpu_count, market=a.market, price_per_hour=price,
-        on_demand_price_per_hour=to_usd(a.on_demand_price_per_hour_micros),
+        on_demand_price_per_hour=from_micros(a.on_demand_price_per_hour_micros),
         started_at=a.started_at, ended_at=a.ended_at, end_reason=a.end_reason,
         wasted_seconds=a.wasted_seconds or 0.0,
     )
@@ -75,7 +62,7 @@ def job_record(job: JobRow) -> JobRecord:
     return JobRecord(
         job_id=job.id, name=job.name, owner=job.owner, team=job.team, status=job.status,
         submitted_at=job.submitted_at, finished_at=job.finished_at,
-        budget=to_usd(job.budget_micros),
+        budget=from_micros(job.budget_micros),
     )
 
 
@@ -116,8 +103,9 @@ def load_report_ledger(
 
 def observed_preemptions(
     session: Session, now: datetime, *, exclude_executors: Sequence[str] = ("local",)
-) -> Mapping[tuple[str, str], tuple[int, float]]:
-    """Per (cloud, region): spot attempts preempted there and spot hours held there.
+) -> Mapping[Place, tuple[int, float]]:
+    """Per region (a Place without zone): spot attempts preempted there and spot hours
+    held there.
 
     Attempts run by the local executor are left out: their "preemptions" are injected
     and their placement is only priced, never really held.
@@ -129,9 +117,10 @@ def observed_preemptions(
         .where(col(AttemptRow.market) == "spot",
                col(JobRow.executor).not_in(exclude_executors))
     ).all()
-    out: dict[tuple[str, str], tuple[int, float]] = {}
+    out: dict[Place, tuple[int, float]] = {}
     for cloud, region, reason, started, ended in rows:
-        count, hours = out.get((cloud, region), (0, 0.0))
+        place = Place(cloud, region)
+        count, hours = out.get(place, (0, 0.0))
         held = max(0.0, ((ended or now) - started).total_seconds() / 3600)
-        out[(cloud, region)] = (count + (reason == "preempted"), hours + held)
+        out[place] = (count + (reason == "preempted"), hours + held)
     return out

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from gpuopt.policies.spot.engine import SimulationError, simulate
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, spot
+from gpuopt.policies.spot.replay import SimulationError, simulate
 from tests.policies.spot.helpers import Scripted, scenario
 
 

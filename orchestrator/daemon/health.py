@@ -21,7 +21,7 @@ class TaskOutcome:
 
 
 @dataclass
-class RuntimeState:
+class DaemonHealth:
     node_id: str
     role: str = "starting"  # starting | leader | standby | stopping
     leader_since: datetime | None = None

@@ -5,8 +5,9 @@ from decimal import Decimal
 
 import pytest
 
+from gpuopt.core.money import from_micros, to_micros
 from gpuopt.providers.offer import Market, Offer
-from gpuopt.providers.price_rules import from_micros, price_problems, screen, to_micros
+from gpuopt.providers.price_screen import price_problems, screen
 
 
 def offer(price: str, instance_type: str = "g5.xlarge") -> Offer:

@@ -1,0 +1,138 @@
+"""The cloud registry (providers/clouds.py) is the only list of clouds.
+
+- no product module spells a list of cloud names by hand (a tuple/list/set/dict literal
+  or a ``Literal[...]`` naming two or more registered clouds);
+- a cloud added to the registry (here: monkeypatched) is accepted everywhere the clouds
+  are checked: the job spec, the offer integrity check, the configuration, the adapter
+  lookup, the SkyPilot task builder, the default hazard and the chart colours.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from gpuopt.providers import clouds
+from gpuopt.providers.clouds import CLOUDS, Cloud, cloud_names
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCT = ("core", "providers", "jobs", "policies", "orchestrator")
+REGISTRY = REPO / "providers" / "clouds.py"
+
+
+def _hand_spelled(path: Path, names: frozenset[str]) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        items: list[ast.expr | None] = []
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = list(node.elts)
+        elif isinstance(node, ast.Dict):
+            items = list(node.keys)
+        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+              and node.value.id == "Literal"):
+            s = node.slice
+            items = list(s.elts) if isinstance(s, ast.Tuple) else [s]
+        spelled = {i.value for i in items if isinstance(i, ast.Constant) and i.value in names}
+        if len(spelled) >= 2:
+            found.setdefault(node.lineno, f"{path.name}:{node.lineno} {sorted(spelled)}")
+    return [found[line] for line in sorted(found)]
+
+
+def test_no_module_spells_the_cloud_list_by_hand() -> None:
+    names = frozenset(cloud_names())
+    found = [
+        f for folder in PRODUCT for p in sorted((REPO / folder).rglob("*.py"))
+        if p != REGISTRY and "migrations" not in p.parts for f in _hand_spelled(p, names)
+    ]
+    assert found == []
+
+
+def test_the_hand_spelled_check_sees_what_it_forbids(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('from typing import Literal\nA = ("aws", "gcp")\nB = {"aws": 1, "azure": 2}\n'
+                   'C: Literal["gcp", "azure"]\nD = ["aws"]\nE = "aws" in ("x", "gcp")\n',
+                   encoding="utf-8")
+    found = _hand_spelled(bad, frozenset(cloud_names()))
+    assert [f.split(":")[1].split()[0] for f in found] == ["2", "3", "4"]
+
+
+NEW = Cloud(name="lambda", display_name="Lambda", adapter_module="gpuopt.providers.aws",
+            adapter_class="AwsProvider", skypilot_name="lambda", chart_color="#123456",
+            default_preemptions_per_hour=0.5)
+
+
+@pytest.fixture
+def with_new_cloud(monkeypatch: pytest.MonkeyPatch) -> Cloud:
+    monkeypatch.setattr(clouds, "CLOUDS", MappingProxyType({**CLOUDS, NEW.name: NEW}))
+    return NEW
+
+
+def _offer(cloud: str) -> object:
+    from gpuopt.providers.offer import Market, Offer
+
+    return Offer(cloud, "us-east-1", None, "gpu_1x_a10", "A10G", 1, 22.35, 30, 200,
+                 Market.SPOT, Decimal("0.75"), datetime(2026, 1, 1, tzinfo=UTC),
+                 f"api:{cloud}")
+
+
+def test_a_registered_cloud_is_accepted_everywhere(with_new_cloud: Cloud) -> None:
+    from gpuopt.jobs.loader import parse_job_spec
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.report.charts import cloud_color
+    from gpuopt.policies.hazard import preemptions_per_hour
+    from gpuopt.providers.integrity import offer_problems
+    from gpuopt.providers.registry import load_provider
+
+    spec = parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n"
+                          "resources:\n  clouds: [lambda]\n", "job.yaml")
+    assert spec.resources.clouds == ("lambda",)
+    default = parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n",
+                             "job.yaml")
+    assert default.resources.clouds == (*cloud_names(),) and "lambda" in cloud_names()
+    offer = _offer("lambda")
+    assert offer_problems(offer) == []  # type: ignore[arg-type]
+    settings = Settings.model_validate({"clouds": {"enabled": ["lambda", "aws"]},
+                                        "placement": {"preemption_rates": {"aws": 0.1}}})
+    assert settings.clouds.poll_clouds() == ("lambda", "aws")
+    assert settings.placement.preemption_rates["lambda"] == 0.5
+    assert preemptions_per_hour(offer) == (0.5, "default")  # type: ignore[arg-type]
+    assert cloud_color("lambda", 0) == "#123456"
+    assert type(load_provider("lambda")).__name__ == "AwsProvider"
+
+
+def test_an_unregistered_cloud_is_refused_everywhere(tmp_path: Path) -> None:
+    from gpuopt.jobs.errors import SpecError
+    from gpuopt.jobs.loader import parse_job_spec
+    from gpuopt.orchestrator.config.load import ConfigError, load_config
+    from gpuopt.providers.integrity import offer_problems
+
+    with pytest.raises(SpecError, match="unknown cloud 'lambda'"):
+        parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n"
+                       "resources:\n  clouds: [lambda]\n", "job.yaml")
+    assert offer_problems(_offer("lambda")) == ["unknown cloud 'lambda'"]  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"GPUOPT_CLOUDS_ENABLED: unknown cloud 'lambda'"):
+        load_config(_empty(tmp_path),
+                    env={"GPUOPT_CLOUDS_ENABLED": "aws,lambda"})
+
+
+def _empty(tmp_path: Path) -> Path:
+    path = tmp_path / "gpuopt.toml"
+    path.write_text("", encoding="utf-8")
+    return path
+
+
+def test_registry_entries_are_complete() -> None:
+    for name, entry in CLOUDS.items():
+        assert entry.name == name and entry.display_name and entry.skypilot_name
+        assert entry.chart_color.startswith("#") and len(entry.chart_color) == 7
+        assert 0 < entry.default_preemptions_per_hour <= 1
+        assert (REPO / "providers" / entry.adapter_module.rsplit(".", 1)[-1]).is_dir()
+    assert replace(CLOUDS["aws"], skypilot_catalog_columns=()).skypilot_zonal is False
+    assert CLOUDS["aws"].skypilot_zonal and not CLOUDS["azure"].skypilot_zonal
