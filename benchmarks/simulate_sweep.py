@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
-from gpuopt.policies.spot.engine import Scenario
+from gpuopt.policies.spot.replay import Scenario
 from gpuopt.policies.spot.sweep import (
     OPTIMUM,
     Job,

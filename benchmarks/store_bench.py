@@ -6,7 +6,7 @@ Measures (run on demand, not a test)::
 
 1. load: SERIES offer series (a realistic all-clouds poll: ~6,000 offers) and ROWS
    price_change rows spread over them, through SQLAlchemy Core (the store's real types);
-2. latest offers for typical filters through orchestrator.store.prices.latest_offers
+2. latest offers for typical filters through orchestrator.store.price_history.latest_offers
    (median of 50 runs each; target < 50 ms);
 3. price history for one GPU/market over 30 days;
 4. one poll's write (record_offers over every series, 2% of prices changed);
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import insert, text, update
 
 from gpuopt.orchestrator.store import open_store
-from gpuopt.orchestrator.store.prices import latest_offers, price_history, record_offers
+from gpuopt.orchestrator.store.price_history import latest_offers, price_history, record_offers
 from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.offer_filter import OfferFilter
