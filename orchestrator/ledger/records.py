@@ -44,15 +44,6 @@ class AttemptRecord:
         hi = min(end, self.ended_at or end)
         return held_cost(self.price_per_hour, lo, hi) if hi > lo else Decimal(0)
 
-    def on_demand_cost_between(self, start: datetime, end: datetime) -> Decimal:
-        """What the same held time would have cost on-demand in the same place."""
-        price = self.on_demand_price_per_hour
-        if price is None:
-            price = self.price_per_hour
-        lo = max(start, self.started_at)
-        hi = min(end, self.ended_at or end)
-        return held_cost(price, lo, hi) if hi > lo else Decimal(0)
-
 
 @dataclass(frozen=True, slots=True)
 class JobRecord:

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date
 
+from gpuopt.providers.clouds import cloud_names
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import offer_problems
-from gpuopt.providers.clouds import cloud_names
 from gpuopt.providers.offer import Market
 from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 from tests.providers.integrity import assert_offers_sane

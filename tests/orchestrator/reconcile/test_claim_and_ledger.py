@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from gpuopt.core.money import held_cost
 from gpuopt.core.places import Place
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
@@ -71,7 +72,9 @@ def test_report_ledger_window_and_exact_costs(db_url: str) -> None:
     second = next(a for a in attempts if a.attempt == 2)
     assert second.price_per_hour == Decimal("2.5")
     assert second.cost_between(start, end) == Decimal("2.5")  # 1 h of the 2 in the window
-    assert second.on_demand_cost_between(start, end) == Decimal("4")
+    assert second.on_demand_price_per_hour == Decimal("4")  # the 1 h in the window: $4
+    assert second.ended_at is not None
+    assert held_cost(second.on_demand_price_per_hour, start, second.ended_at) == Decimal("4")
     # Spot in us-east-1: 3 attempts preempted in 10 + 5 + 2 held hours (the running one
     # starts after "now" and adds nothing).
     count, hours = observed[Place("aws", "us-east-1")]
