@@ -24,6 +24,12 @@ ADVISOR_BUCKET_MONTHLY = (0.025, 0.075, 0.125, 0.175, 0.30)
 # configuration); a cloud with no default at all gets this one.
 FALLBACK_PREEMPTIONS_PER_HOUR = 0.08
 
+# Time from "launch" until the job does useful work again after a restart: provisioning,
+# image pull, model load and checkpoint restore. 0.1 h is the restart overhead used by
+# the NSDI '24 "Can't Be Late" evaluation; placement, the spot-hold policy and
+# `gpuopt simulate` all use this one figure.
+RESTART_OVERHEAD_HOURS = 0.1
+
 # Observations outweigh the default only once there is enough held time behind them.
 MIN_OBSERVED_HOURS = 10.0
 

@@ -28,17 +28,13 @@ from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.memory import estimate_memory
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.fit import Fit, candidate_counts, check_fit, usable_gib
-from gpuopt.policies.hazard import preemptions_per_hour
+from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
 from gpuopt.providers.clouds import default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
 
-# Time from "launch" until the job does useful work again after a restart: provisioning,
-# image pull, model load and checkpoint restore. 0.1 h is the restart overhead used by
-# the NSDI '24 "Can't Be Late" evaluation; the spot policy uses the same figure.
-RESTART_OVERHEAD_HOURS = 0.1
 CENT = Decimal("0.01")
 BUYABLE = (Market.ON_DEMAND, Market.SPOT)
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
+
 if TYPE_CHECKING:
     from gpuopt.orchestrator.simulate.traces import Trace
     from gpuopt.policies.spot.replay import SimResult
@@ -59,7 +61,7 @@ def simulate(
     ],
     restart_overhead_hours: Annotated[
         float, typer.Option("--restart-overhead-hours", help="Lost per (re)start, hours.")
-    ] = 0.1,
+    ] = RESTART_OVERHEAD_HOURS,
     spot_price: Annotated[
         str, typer.Option("--spot-price", help="Spot USD/h (default: p3.2xlarge, as the paper).")
     ] = "0.9731",

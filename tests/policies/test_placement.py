@@ -11,9 +11,9 @@ from gpuopt.core.places import Place
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.fit import smallest_fit
+from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.placement import (
-    RESTART_OVERHEAD_HOURS,
     OwnedReserved,
     PlacementContext,
     plan_job,
