@@ -129,6 +129,18 @@ def is_wrapper_line(line: str) -> bool:
     return line.startswith((EXIT_MARKER, PROGRESS_MARKER))
 
 
+def unmountable_checkpoint(checkpoint_dir: str) -> str | None:
+    """Why SkyPilot cannot mount this bucket checkpoint location; None if it can (or if
+    it is a path on the node). Checked at submit and again when the task is built."""
+    scheme = bucket_scheme(checkpoint_dir)
+    if scheme is None or scheme.skypilot_mounts:
+        return None
+    mountable = ", ".join(s.prefix for s in BUCKET_SCHEMES if s.skypilot_mounts)
+    return (f"SkyPilot cannot mount {scheme.prefix} URLs ({scheme.store}); write it with "
+            f"one of {mountable} (an Azure container is "
+            "https://<account>.blob.core.windows.net/<container>)")
+
+
 def plan_task(
     spec: AttemptSpec,
     *,
@@ -150,14 +162,10 @@ def plan_task(
     if mount_path in spec.storage_mounts or mount_path in spec.file_mounts:
         raise UserError(f"file_mounts: {mount_path} is where gpuopt mounts the checkpoint "
                         "bucket; mount your data somewhere else")
-    scheme = bucket_scheme(spec.checkpoint_dir)
-    if scheme is not None and not scheme.skypilot_mounts:
-        mountable = ", ".join(s.prefix for s in BUCKET_SCHEMES if s.skypilot_mounts)
-        raise UserError(
-            f"checkpoint.dir {spec.checkpoint_dir}: SkyPilot cannot mount {scheme.prefix} "
-            f"URLs ({scheme.store}); write it with one of {mountable} (an Azure container "
-            "is https://<account>.blob.core.windows.net/<container>)", exit_code=2)
-    if scheme is not None:
+    problem = unmountable_checkpoint(spec.checkpoint_dir)
+    if problem is not None:
+        raise UserError(f"checkpoint.dir {spec.checkpoint_dir}: {problem}", exit_code=2)
+    if bucket_scheme(spec.checkpoint_dir) is not None:
         checkpoint = CheckpointMount(path=mount_path, source=spec.checkpoint_dir, mode=mount_mode)
         ckpt_path = mount_path
     else:

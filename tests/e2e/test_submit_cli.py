@@ -82,3 +82,15 @@ def test_readme_demo_runs_locally_to_success() -> None:
         for parent in (ckpt.parent, ckpt.parent.parent):
             with contextlib.suppress(OSError):
                 parent.rmdir()
+
+
+def test_a_checkpoint_skypilot_cannot_mount_is_refused_at_submit(tmp_path: Path) -> None:
+    job = tmp_path / "az.yaml"
+    job.write_text(
+        "name: az\nrun: echo hi\nmodel:\n  name: gpt2\nworkload:\n  type: finetune\n"
+        "  tokens: 1m\ncheckpoint:\n  dir: az://team/ckpt\n", encoding="utf-8")
+    res = _run("submit", str(job), "--executor", "skypilot")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "checkpoint.dir az://team/ckpt: SkyPilot cannot mount az://" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert json.loads(_run("jobs", "--json").stdout) == []
