@@ -36,6 +36,14 @@ def cloud_color(cloud: str, index: int) -> str:
     return entry.chart_color if entry is not None else _OTHER_COLORS[index % len(_OTHER_COLORS)]
 
 
+def cloud_label(cloud: str) -> str:
+    """The registry's display name of a known cloud (AWS, GCP, Azure), else the name."""
+    from gpuopt.providers.clouds import CLOUDS
+
+    entry = CLOUDS.get(cloud)
+    return entry.display_name if entry is not None else cloud
+
+
 def render_charts(report: WeeklyReport) -> dict[str, bytes]:
     """{chart name: PNG bytes} for DAILY and VERSUS."""
     return {DAILY: daily_spend_png(report), VERSUS: versus_on_demand_png(report)}
@@ -81,7 +89,8 @@ def daily_spend_png(report: WeeklyReport) -> bytes:
     bottom = [0.0] * len(days)
     for i, cloud in enumerate(report.clouds):
         values = [float(dict(d.by_cloud)[cloud]) for d in report.daily]
-        ax.bar(x, values, 0.62, bottom=bottom, label=cloud, color=cloud_color(cloud, i))
+        ax.bar(x, values, 0.62, bottom=bottom, label=cloud_label(cloud),
+               color=cloud_color(cloud, i))
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     top = max(bottom, default=0.0)
     for xi, d in zip(x, report.daily, strict=True):

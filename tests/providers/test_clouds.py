@@ -85,7 +85,7 @@ def _offer(cloud: str) -> object:
 def test_a_registered_cloud_is_accepted_everywhere(with_new_cloud: Cloud) -> None:
     from gpuopt.jobs.loader import parse_job_spec
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.report.charts import cloud_color
+    from gpuopt.orchestrator.report.charts import cloud_color, cloud_label
     from gpuopt.policies.hazard import preemptions_per_hour
     from gpuopt.providers.integrity import offer_problems
     from gpuopt.providers.registry import load_provider
@@ -103,7 +103,8 @@ def test_a_registered_cloud_is_accepted_everywhere(with_new_cloud: Cloud) -> Non
     assert settings.clouds.poll_clouds() == ("lambda", "aws")
     assert settings.placement.preemption_rates["lambda"] == 0.5
     assert preemptions_per_hour(offer) == (0.5, "default")  # type: ignore[arg-type]
-    assert cloud_color("lambda", 0) == "#123456"
+    assert (cloud_color("lambda", 0), cloud_label("lambda")) == ("#123456", "Lambda")
+    assert cloud_label("unknown-cloud") == "unknown-cloud"
     assert type(load_provider("lambda")).__name__ == "AwsProvider"
 
 
