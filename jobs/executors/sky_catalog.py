@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from gpuopt.core.money import round_to_micro
 from gpuopt.jobs.executors.sky_task import sky_accelerator
 from gpuopt.providers.clouds import CLOUDS
 from gpuopt.providers.offer import Market, Offer
@@ -56,7 +57,7 @@ class ExportReport:
 
 
 def _price(value: Decimal) -> str:
-    return format(value.quantize(Decimal("0.000001")).normalize(), "f")
+    return format(round_to_micro(value).normalize(), "f")
 
 
 def _num(value: float) -> str:

@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gpuopt.core.money import round_to_micro
 from gpuopt.providers.azure.catalog import SIZES
 from gpuopt.providers.base import ProviderError
 from gpuopt.providers.offer import TERM_HOURS, Market, Offer
@@ -32,8 +33,7 @@ from gpuopt.providers.offer import TERM_HOURS, Market, Offer
 CLOUD = "azure"
 SOURCE = "api:azure"
 CURRENCY = "USD"
-# Reserved hourly rates are a term total divided by its hours; keep micro-dollars.
-HOURLY_QUANTUM = Decimal("0.000001")
+# Reserved hourly rates are a term total divided by its hours, kept to the micro-dollar.
 _RESERVATION_TERMS = {"1 Year": Market.RESERVED_1Y, "3 Years": Market.RESERVED_3Y}
 
 
@@ -99,7 +99,7 @@ def hourly_price(item: Mapping[str, Any], market: Market) -> Decimal | None:
     if price is None:
         return None
     if market in TERM_HOURS:
-        return (price / TERM_HOURS[market]).quantize(HOURLY_QUANTUM, rounding=ROUND_HALF_EVEN)
+        return round_to_micro(price / TERM_HOURS[market])
     return price
 
 
