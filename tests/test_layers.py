@@ -1,7 +1,8 @@
 """The layering rules of DESIGN.md that the import contract (.importlinter) cannot see.
 
-- policies/ decides from what it is handed: no clock, no file or network I/O, no
-  environment, no randomness, no database (checked on the syntax tree of every module);
+- policies/ decides from what it is handed, and core/ holds only values and rules: no
+  clock, no file or network I/O, no environment, no randomness, no database (checked on
+  the syntax tree of every module);
 - nothing imports the layers by their bare folder names: they exist only as gpuopt.*.
 """
 
@@ -56,8 +57,9 @@ def _impurities(path: Path) -> list[str]:
     return found
 
 
-def test_policies_are_pure() -> None:
-    found = [f for p in _python_files(REPO / "policies") for f in _impurities(p)]
+@pytest.mark.parametrize("folder", ["policies", "core"])
+def test_decisions_and_shared_values_are_pure(folder: str) -> None:
+    found = [f for p in _python_files(REPO / folder) for f in _impurities(p)]
     assert found == []
 
 
