@@ -106,6 +106,13 @@ def test_a_registered_cloud_is_accepted_everywhere(with_new_cloud: Cloud) -> Non
     assert (cloud_color("lambda", 0), cloud_label("lambda")) == ("#123456", "Lambda")
     assert cloud_label("unknown-cloud") == "unknown-cloud"
     assert type(load_provider("lambda")).__name__ == "AwsProvider"
+    from gpuopt.jobs.executors.base import AttemptSpec, Placement
+    from gpuopt.jobs.executors.sky_task import plan_task
+
+    plan = plan_task(AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir="s3://b/c",
+                                 placement=Placement("lambda", "us-east-1", None, "gpu_1x_a10",
+                                                     "A10G", 1, True)))
+    assert plan.infra == "lambda/us-east-1"
 
 
 def test_an_unregistered_cloud_is_refused_everywhere(tmp_path: Path) -> None:
