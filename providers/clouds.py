@@ -5,7 +5,7 @@ configuration's accepted names, the offer integrity check, the adapter lookup, t
 SkyPilot names and catalog columns, the report's chart colours and the placement
 policy's default preemption hazards. Adding a cloud is one adapter folder
 (``providers/<name>/``) plus one entry here. Read it through the functions below (at
-call time), so a test can monkeypatch ``CLOUDS``.
+call time; no other module imports ``CLOUDS`` itself), so a test can monkeypatch it.
 """
 
 from __future__ import annotations
@@ -81,6 +81,16 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
 def cloud_names() -> tuple[str, ...]:
     """Every registered cloud's name, in registry order."""
     return tuple(CLOUDS)
+
+
+def registered_clouds() -> tuple[Cloud, ...]:
+    """Every registry entry, in registry order."""
+    return tuple(CLOUDS.values())
+
+
+def find_cloud(name: str) -> Cloud | None:
+    """The registry entry of ``name``, or None."""
+    return CLOUDS.get(name)
 
 
 def is_cloud(name: object) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gpuopt.core.money import round_to_micro
 from gpuopt.jobs.executors.sky_task import sky_accelerator
-from gpuopt.providers.clouds import CLOUDS
+from gpuopt.providers.clouds import find_cloud, registered_clouds
 from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
@@ -41,12 +41,17 @@ Row = dict[str, str]
 def catalog_columns() -> dict[str, tuple[str, ...]]:
     """gpuopt cloud -> the columns of SkyPilot's vms.csv for it (the cloud registry's
     ``skypilot_catalog_columns``); clouds without them are not exported."""
-    return {c.name: c.skypilot_catalog_columns for c in CLOUDS.values()
+    return {c.name: c.skypilot_catalog_columns for c in registered_clouds()
             if c.skypilot_catalog_columns}
 
 
+def _sky_name(cloud: str) -> str:
+    entry = find_cloud(cloud)
+    return entry.skypilot_name if entry is not None else cloud
+
+
 def _zonal(cloud: str) -> bool:
-    entry = CLOUDS.get(cloud)
+    entry = find_cloud(cloud)
     return entry is not None and entry.skypilot_zonal
 
 
@@ -223,7 +228,7 @@ def sync_catalogs(offers: Iterable[Offer], root: Path | None = None) -> dict[str
     offers = list(offers)
     reports: dict[str, ExportReport] = {}
     for cloud in sorted({o.cloud for o in offers} & set(catalog_columns())):
-        path = root / CLOUDS[cloud].skypilot_name / "vms.csv"
+        path = root / _sky_name(cloud) / "vms.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         existing = path.read_text(encoding="utf-8") if path.exists() else None
         zone_ids = _aws_zone_ids(root) if cloud == "aws" else None
@@ -246,7 +251,7 @@ def restore_catalogs(root: Path | None = None) -> list[Path]:
     root = root or catalog_root()
     restored = []
     for cloud in catalog_columns():
-        path = root / CLOUDS[cloud].skypilot_name / "vms.csv"
+        path = root / _sky_name(cloud) / "vms.csv"
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         absent = path.with_name(path.name + ABSENT_SUFFIX)
         if backup.exists():

@@ -17,7 +17,7 @@ from gpuopt.core.buckets import BUCKET_SCHEMES, bucket_scheme
 from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
 from gpuopt.jobs.executors.contract import contract_env, parse_progress
-from gpuopt.providers.clouds import CLOUDS
+from gpuopt.providers.clouds import find_cloud, registered_clouds
 
 if TYPE_CHECKING:
     import sky
@@ -149,9 +149,9 @@ def plan_task(
     progress_echo_s: float = PROGRESS_ECHO_S,
 ) -> SkyTaskPlan:
     placement = spec.placement
-    cloud = CLOUDS.get(placement.cloud)
+    cloud = find_cloud(placement.cloud)
     if cloud is None or not cloud.skypilot_name:
-        known = ", ".join(c.name for c in CLOUDS.values() if c.skypilot_name)
+        known = ", ".join(c.name for c in registered_clouds() if c.skypilot_name)
         raise UserError(
             f"the SkyPilot executor needs a cloud placement ({known}), "
             f"got {placement.cloud!r}"

@@ -30,17 +30,17 @@ _WIDTH_IN, _DPI = 6.4, 150
 
 def cloud_color(cloud: str, index: int) -> str:
     """The registry's colour for a known cloud (providers/clouds.py), else a spare one."""
-    from gpuopt.providers.clouds import CLOUDS
+    from gpuopt.providers.clouds import find_cloud
 
-    entry = CLOUDS.get(cloud)
+    entry = find_cloud(cloud)
     return entry.chart_color if entry is not None else _OTHER_COLORS[index % len(_OTHER_COLORS)]
 
 
 def cloud_label(cloud: str) -> str:
     """The registry's display name of a known cloud (AWS, GCP, Azure), else the name."""
-    from gpuopt.providers.clouds import CLOUDS
+    from gpuopt.providers.clouds import find_cloud
 
-    entry = CLOUDS.get(cloud)
+    entry = find_cloud(cloud)
     return entry.display_name if entry is not None else cloud
 
 

@@ -54,6 +54,19 @@ def test_no_module_spells_the_cloud_list_by_hand() -> None:
     assert found == []
 
 
+def test_the_registry_is_read_at_call_time() -> None:
+    """``from ...clouds import CLOUDS`` binds the mapping at import: a cloud registered
+    later (or monkeypatched) would be missed there. Modules call the functions instead."""
+    bound = []
+    for folder in PRODUCT:
+        for p in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.ImportFrom) and node.module == "gpuopt.providers.clouds"
+                        and any(a.name == "CLOUDS" for a in node.names)):
+                    bound.append(f"{p.relative_to(REPO)}:{node.lineno}")
+    assert bound == []
+
+
 def test_the_hand_spelled_check_sees_what_it_forbids(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text('from typing import Literal\nA = ("aws", "gcp")\nB = {"aws": 1, "azure": 2}\n'
