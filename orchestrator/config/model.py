@@ -85,8 +85,10 @@ class _CloudsSection(_Section):
         return tuple(self.enabled) if self.enabled is not None else cloud_names()
 
     def regions_for(self, cloud: str) -> list[str] | None:
-        settings: CloudSettings | None = getattr(self, cloud, None)
-        return (list(settings.regions) or None) if settings is not None else None
+        settings = getattr(self, cloud, None) if cloud in cloud_names() else None
+        if not isinstance(settings, CloudSettings):
+            return None  # not a cloud, or registered after the configuration model was built
+        return list(settings.regions) or None
 
 
 def _clouds_model() -> type[_CloudsSection]:
