@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from gpuopt.providers.base import Provider
 from gpuopt.providers.errors import UserError
+from gpuopt.providers.extras import require_extra
 
 # cloud -> (module, class name)
 PROVIDERS: Mapping[str, tuple[str, str]] = MappingProxyType(
@@ -32,13 +33,17 @@ def provider_names() -> tuple[str, ...]:
 
 
 def load_provider(cloud: str) -> Provider:
-    """A new adapter instance for ``cloud`` (construction does no I/O)."""
+    """A new adapter instance for ``cloud`` (construction does no I/O).
+
+    Raises :class:`~gpuopt.providers.extras.MissingExtra` when the cloud's SDK extra
+    (``gpuopt[aws]`` ...) is not installed."""
     try:
         module_name, class_name = PROVIDERS[cloud]
     except KeyError:
         raise UserError(
             f"unknown cloud {cloud!r}: choose one of {', '.join(PROVIDERS)}", exit_code=2
         ) from None
+    require_extra(cloud, f"polling {cloud} prices")
     try:
         module = importlib.import_module(module_name)
         cls = getattr(module, class_name)

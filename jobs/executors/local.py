@@ -38,7 +38,7 @@ from gpuopt.jobs.executors.base import (
     LaunchResult,
 )
 from gpuopt.jobs.executors.contract import contract_env, read_progress
-from gpuopt.jobs.executors.preemption import PreemptionSchedule
+from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 from gpuopt.providers.errors import UserError
 
 _WRAPPER = """#!/bin/bash

@@ -11,6 +11,8 @@ import typer
 from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
 
     from gpuopt.orchestrator.config import Settings
@@ -138,8 +140,9 @@ def refresh(
     if unknown:
         raise UserError(f"unknown cloud {unknown[0]!r}: choose from {', '.join(provider_names())}",
                         exit_code=2)
-    store = open_store(settings.database.url)
     providers = load_providers(clouds)
+    _require_some_sdk(providers, explicit=bool(cloud))
+    store = open_store(settings.database.url)
     regions = {c: settings.clouds.regions_for(c) for c in clouds}
     console = err_console()
     try:
@@ -174,6 +177,19 @@ def refresh(
             out.print(f"  [yellow]warning[/] {line}", highlight=False)
     if results and all(r.failed for r in results.values()):
         raise typer.Exit(1)
+
+
+def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
+    """Exit 2 with the ``pip install`` to run when a cloud asked for by name (--cloud), or
+    every cloud, lacks its SDK extra; otherwise those clouds are skipped with the hint."""
+    from gpuopt.providers.errors import UserError
+    from gpuopt.providers.extras import MissingExtra, install_hint
+
+    missing = [c for c, p in providers.items() if isinstance(p, MissingExtra)]
+    if missing and (explicit or len(missing) == len(providers)):
+        raise UserError(
+            f"polling {', '.join(missing)} prices needs the cloud SDKs, which this install "
+            f"does not have: run {install_hint(*missing)}", exit_code=2)
 
 
 def history(
