@@ -36,6 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gpuopt.jobs.executors.sky_task import sky_accelerator
+from gpuopt.providers.gcp.catalog import split_instance_type
 from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
@@ -190,17 +191,18 @@ def _gcp_accelerator_rows(
     for o in sorted(offers, key=lambda o: (o.instance_type, o.region, o.zone or "",
                                            o.market.value)):
         acc, count = sky_accelerator(o.gpu), _num(o.gpu_count)
+        vm = split_instance_type(o.instance_type)[0]  # 'n1-standard-8+1xT4' -> the VM
         zones = [o.zone] if o.zone else sorted(
             z for (a, c, r, z) in accs if (a, c, r) == (acc, count, o.region))
         zones = [z for z in zones if (acc, count, o.region, z) in accs
-                 and (o.instance_type, o.region, z) in vms]
+                 and (vm, o.region, z) in vms]
         if not zones:
-            report.skip(_what(o), f"SkyPilot's catalog has no {acc} x{count} with "
-                                  f"{o.instance_type} in that region")
+            report.skip(_what(o), "SkyPilot's catalog has no zone offering both this VM "
+                                  "and this GPU in the region")
             continue
         column = "SpotPrice" if o.market is Market.SPOT else "Price"
         for zone in zones:
-            vm_price = vms[(o.instance_type, o.region, zone)].get(column, "")
+            vm_price = vms[(vm, o.region, zone)].get(column, "")
             if not vm_price:
                 report.skip(_what(o), f"SkyPilot's catalog has no {o.market.value} price "
                                       f"for the VM to split the GPU price from")

@@ -51,7 +51,7 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
                                     highlight=False)
                 continue
             skipped = f", {len(report.skipped)} offers skipped" if report.skipped else ""
-            out.print(f"{cloud}: {report.rows} rows updated{skipped}", highlight=False)
+            out.print(f"{cloud}: {report.rows} rows written{skipped}", highlight=False)
             for why, n in report.reasons():
                 out.print(f"  {n} skipped: {why}", highlight=False)
         if all(r.refused for r in reports.values()):

@@ -83,10 +83,8 @@ def submit(
         job_id = _store_with_drill(store, job_file, spec, planned, kind, now, drill)
         out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
         if drill:
-            out_console().print(
-                "preemption drill: attempt " + ", ".join(
-                    f"{n} preempted {t:g} s after it starts" for n, t in enumerate(drill, 1))
-                + "; each resumes from the checkpoint")
+            out_console().print("preemption drill: " + ", ".join(
+                f"attempt {n} after {t:g} s" for n, t in enumerate(drill, 1)))
         if wait:
             raise typer.Exit(_wait(store, settings, job_id, interval))
         out_console().print(
@@ -152,13 +150,14 @@ def _why(planned: PlannedJob) -> str:
 
 
 def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob, kind: str,
-               now: datetime, job_id: str) -> str:
+               now: datetime, job_id: str | None = None) -> str:
     import json
 
-    from gpuopt.orchestrator.store.jobs_repo import add_event
+    from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
     from gpuopt.orchestrator.store.ledger import to_micros
 
+    job_id = job_id or new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
     assert best is not None
     row = JobRow(
