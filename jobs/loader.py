@@ -238,3 +238,12 @@ def _describe(err: Any, doc: Any, filename: str) -> tuple[int, str]:
     line = _line_of(doc, loc) or 1
     path = ".".join(_show(p) for p in loc) or "(document)"
     return line, f"{filename}:{line} {path}: {_message(err, loc, owner)}"
+
+
+def key_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of ``loc`` (e.g. ``("checkpoint", "dir")``) in job.yaml ``text``: for
+    checks made after the spec validated (``submit``'s executor checks)."""
+    try:
+        return _line_of(_load_yaml(text, "<job>"), loc)
+    except SpecError:
+        return None

@@ -20,7 +20,7 @@ from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 if TYPE_CHECKING:
-    from gpuopt.jobs.executors.preemption import PreemptionSchedule
+    from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 
 ExecutorFor = Callable[[str], Executor]
 
@@ -31,10 +31,18 @@ def attempts_dir() -> Path:
     return data_dir() / "attempts"
 
 
+def drills_dir() -> Path:
+    """Where ``submit --preempt-after`` leaves each job's preemption drill (local executor)."""
+    from gpuopt.orchestrator.paths import data_dir
+
+    return data_dir() / "drills"
+
+
 @dataclass
 class ExecutorCache:
     """``executor_for(kind)``: one executor per kind for the life of this process (the
-    local executor's watcher threads live in its instance)."""
+    local executor's watcher threads live in its instance). The local executor carries
+    out the drills ``submit --preempt-after`` wrote unless a schedule is given."""
 
     preemption: PreemptionSchedule | None = None
     base_dir: Path | None = None
@@ -47,14 +55,19 @@ class ExecutorCache:
 
     def _make(self, kind: str) -> Executor:
         if kind == "local":
+            from gpuopt.jobs.executors.fault_injection import PreemptionDrills
             from gpuopt.jobs.executors.local import LocalExecutor
 
-            return LocalExecutor(self.base_dir or attempts_dir(), preemption=self.preemption)
+            schedule = self.preemption or PreemptionDrills(drills_dir())
+            return LocalExecutor(self.base_dir or attempts_dir(), preemption=schedule)
         if kind == "skypilot":
-            from gpuopt.jobs.executors.sky_client import SdkSkyClient
+            from gpuopt.providers.extras import require_extra
+
+            require_extra("skypilot", "the SkyPilot executor")
+            from gpuopt.jobs.executors import sky_client
             from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
 
-            return SkyPilotExecutor(SdkSkyClient())
+            return SkyPilotExecutor(sky_client.default_client())
         from gpuopt.core.errors import UserError
 
         raise UserError(f"unknown executor {kind!r}: use local or skypilot", exit_code=2)

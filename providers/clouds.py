@@ -34,6 +34,9 @@ class Cloud:
     # SkyPilot's catalog (vms.csv) columns for this cloud, in SkyPilot's order
     # (sky/catalog/data_fetchers/fetch_<cloud>.py); empty = not exported to SkyPilot.
     skypilot_catalog_columns: tuple[str, ...] = ()
+    # The modules the cloud's SDK extra (pip install 'gpuopt[<name>]') provides, checked
+    # without importing them before the adapter is loaded (providers/extras.py).
+    sdk_modules: tuple[str, ...] = ()
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -57,6 +60,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "LocalDiskType", "NVMeSupported", "LocalDiskSize", "LocalDiskCount",
                 "MaximumEfaInterfaces",
             ),
+            sdk_modules=("boto3", "botocore"),
         ),
         Cloud(
             name="gcp", display_name="GCP", adapter_module="gpuopt.providers.gcp",
@@ -66,6 +70,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount",
                 "GpuInfo", "Region", "AvailabilityZone", "Price", "SpotPrice",
             ),
+            sdk_modules=("google.cloud.compute_v1", "google.cloud.billing_v1"),
         ),
         Cloud(
             name="azure", display_name="Azure", adapter_module="gpuopt.providers.azure",
@@ -73,6 +78,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             default_preemptions_per_hour=0.08,
             skypilot_catalog_columns=(*_SKY_COMMON, "Price", "SpotPrice", "Region",
                                       "Generation"),
+            sdk_modules=("azure.mgmt.compute", "azure.identity", "azure.core"),
         ),
     )
 })

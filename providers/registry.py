@@ -11,6 +11,7 @@ import importlib
 
 from gpuopt.providers.base import Provider
 from gpuopt.providers.clouds import get_cloud
+from gpuopt.providers.extras import require_extra
 
 
 class ProviderUnavailable(Exception):
@@ -22,6 +23,7 @@ def load_provider(cloud: str) -> Provider:
     for a cloud the registry does not know."""
     entry = get_cloud(cloud)
     module_name, class_name = entry.adapter_module, entry.adapter_class
+    require_extra(cloud, f"polling {cloud} prices")
     try:
         module = importlib.import_module(module_name)
         cls = getattr(module, class_name)

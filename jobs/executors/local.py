@@ -40,7 +40,7 @@ from gpuopt.jobs.executors.base import (
     LaunchResult,
 )
 from gpuopt.jobs.executors.contract import contract_env, read_progress
-from gpuopt.jobs.executors.preemption import PreemptionSchedule
+from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 
 _WRAPPER = """#!/bin/bash
 ws={ws}

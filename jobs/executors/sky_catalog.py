@@ -10,9 +10,18 @@ Columns are SkyPilot's own (``sky/catalog/data_fetchers/fetch_{aws,gcp,azure}.py
 gpuopt's rows replace rows with the same (InstanceType, Region, AvailabilityZone),
 keeping SkyPilot's other columns; everything else SkyPilot had is kept.
 
-Not exported: GCP offers whose GPUs are attached to an N1 VM (SkyPilot's GCP catalog
-prices VM and GPU on separate rows and cannot take one combined price), reserved
-markets, and regional offers of a zonal cloud when no zone is known for them.
+SkyPilot's full catalog is the base, never replaced: a sync merges into the file SkyPilot
+downloaded (or, after an earlier sync, into the backup of it), so SkyPilot's CPU instance
+types and every GPU gpuopt does not price stay as they were. A cloud for which SkyPilot
+has no catalog cached is refused, not written from gpuopt's rows alone (SkyPilot would
+take such a file for a user's edit, never refresh it, and find no CPU instance in it).
+
+GCP: SkyPilot prices the VM and its GPUs on separate rows (the VM row with its instance
+type, the accelerator row with an empty one) and adds them up. gpuopt's GCP offer is the
+total, so the accelerator row gets the offer's price minus SkyPilot's price of that VM in
+that zone. Not exported, each with its reason in the report: reserved markets (the catalog
+holds on-demand and spot prices only), and offers SkyPilot's catalog has no matching row
+or zone for.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from pathlib import Path
 from gpuopt.core.money import round_to_micro
 from gpuopt.jobs.executors.sky_task import sky_accelerator
 from gpuopt.providers.clouds import find_cloud, registered_clouds
+from gpuopt.providers.gcp.catalog import split_instance_type
 from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
@@ -58,7 +68,19 @@ def _zonal(cloud: str) -> bool:
 @dataclass
 class ExportReport:
     rows: int = 0
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "<offer>: <why>"
+    refused: str = ""  # why nothing was written for this cloud
+
+    def skip(self, what: str, why: str) -> None:
+        self.skipped.append(f"{what}: {why}")
+
+    def reasons(self) -> list[tuple[str, int]]:
+        """Why offers were skipped, most frequent first: (reason, count)."""
+        counts: dict[str, int] = {}
+        for line in self.skipped:
+            why = line.split(": ", 1)[-1]
+            counts[why] = counts.get(why, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def _price(value: Decimal) -> str:
@@ -79,15 +101,22 @@ def _gpu_info(cloud: str, offer: Offer) -> str:
     return repr({"Gpus": [gpu], "TotalGpuMemoryInMiB": mib * offer.gpu_count})
 
 
-def _key(row: Mapping[str, str]) -> tuple[str, str, str]:
-    return (row.get("InstanceType", ""), row.get("Region", ""), row.get("AvailabilityZone", ""))
+def _key(row: Mapping[str, str]) -> tuple[str, str, str, str, str]:
+    """A catalog row's identity; GCP's accelerator rows have no instance type."""
+    acc = "" if row.get("InstanceType") else row.get("AcceleratorName", "")
+    count = _count(row.get("AcceleratorCount", "")) if acc else ""
+    return (row.get("InstanceType", ""), acc, count, row.get("Region", ""),
+            row.get("AvailabilityZone", ""))
+
+
+def _what(offer: Offer) -> str:
+    return f"{offer.instance_type} {offer.zone or offer.region} {offer.market.value}"
 
 
 def _exportable(offer: Offer, report: ExportReport) -> bool:
     if offer.market not in (Market.ON_DEMAND, Market.SPOT):
-        return False
-    if offer.cloud == "gcp" and offer.instance_type.startswith("n1-"):
-        report.skipped.append(f"{offer.instance_type} {offer.region}: GCP N1 + attached GPU")
+        report.skip(_what(offer), "reserved price (SkyPilot's catalog holds on-demand and "
+                                  "spot prices only)")
         return False
     return offer.cloud in catalog_columns()
 
@@ -103,6 +132,8 @@ def offers_to_rows(
     SkyPilot's AWS catalog stores (``aws/az_mappings-*.csv``); without it names are kept."""
     report = ExportReport()
     chosen = [o for o in offers if o.cloud == cloud and _exportable(o, report)]
+    if cloud == "gcp":
+        return _gcp_accelerator_rows(chosen, existing, report)
     zonal = _zonal(cloud)
     zmap = zone_ids or {}
 
@@ -127,13 +158,68 @@ def offers_to_rows(
         else:
             zones = sorted(known_zones.get((o.instance_type, o.region), ()))
             if not zones:
-                report.skipped.append(f"{o.instance_type} {o.region}: no zone known")
+                report.skip(_what(o), "no zone of the region in SkyPilot's catalog")
                 continue
         for zone in zones:
             row = rows.setdefault((o.instance_type, o.region, zone), _new_row(cloud, o, zone))
             row["SpotPrice" if o.market is Market.SPOT else "Price"] = _price(o.price_per_hour)
     report.rows = len(rows)
     return list(rows.values()), report
+
+
+def _count(value: str) -> str:
+    try:
+        return _num(float(value))
+    except ValueError:
+        return value
+
+
+def _gcp_accelerator_rows(
+    offers: Sequence[Offer], existing: Sequence[Mapping[str, str]], report: ExportReport
+) -> tuple[list[Row], ExportReport]:
+    """GCP: the accelerator rows (empty InstanceType) re-priced as offer - SkyPilot's VM."""
+    vms: dict[tuple[str, str, str], Mapping[str, str]] = {}
+    accs: dict[tuple[str, str, str, str], Mapping[str, str]] = {}
+    for row in existing:
+        zone = row.get("AvailabilityZone", "")
+        if row.get("InstanceType"):
+            vms[(row["InstanceType"], row.get("Region", ""), zone)] = row
+        elif row.get("AcceleratorName"):
+            key = (row["AcceleratorName"], _count(row.get("AcceleratorCount", "")),
+                   row.get("Region", ""), zone)
+            accs[key] = row
+    out: dict[tuple[str, str, str, str], Row] = {}
+    priced: set[tuple[tuple[str, str, str, str], str]] = set()
+    for o in sorted(offers, key=lambda o: (o.instance_type, o.region, o.zone or "",
+                                           o.market.value)):
+        acc, count = sky_accelerator(o.gpu), _num(o.gpu_count)
+        vm = split_instance_type(o.instance_type)[0]  # 'n1-standard-8+1xT4' -> the VM
+        zones = [o.zone] if o.zone else sorted(
+            z for (a, c, r, z) in accs if (a, c, r) == (acc, count, o.region))
+        zones = [z for z in zones if (acc, count, o.region, z) in accs
+                 and (vm, o.region, z) in vms]
+        if not zones:
+            report.skip(_what(o), "SkyPilot's catalog has no zone offering both this VM "
+                                  "and this GPU in the region")
+            continue
+        column = "SpotPrice" if o.market is Market.SPOT else "Price"
+        for zone in zones:
+            vm_price = vms[(vm, o.region, zone)].get(column, "")
+            if not vm_price:
+                report.skip(_what(o), f"SkyPilot's catalog has no {o.market.value} price "
+                                      f"for the VM to split the GPU price from")
+                continue
+            gpu_price = o.price_per_hour - Decimal(vm_price)
+            if gpu_price <= 0:
+                report.skip(_what(o), "not above SkyPilot's price of the VM alone")
+                continue
+            key = (acc, count, o.region, zone)
+            if (key, column) in priced:
+                continue  # the first VM type (by name) prices this GPU in this zone
+            priced.add((key, column))
+            out.setdefault(key, dict(accs[key]))[column] = _price(gpu_price)
+    report.rows = len(out)
+    return list(out.values()), report
 
 
 def _new_row(cloud: str, offer: Offer, zone: str) -> Row:
@@ -222,24 +308,40 @@ def _aws_zone_ids(root: Path) -> dict[str, str]:
             if r.get("AvailabilityZoneName") and r.get("AvailabilityZone")}
 
 
+def skypilot_catalog(path: Path) -> str | None:
+    """SkyPilot's own catalog at ``path``: the backup an earlier sync kept, else the file
+    itself unless gpuopt created it; None when SkyPilot has none cached."""
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if backup.exists():
+        return backup.read_text(encoding="utf-8")
+    if path.with_name(path.name + ABSENT_SUFFIX).exists() or not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    return text if text.strip() else None
+
+
 def sync_catalogs(offers: Iterable[Offer], root: Path | None = None) -> dict[str, ExportReport]:
-    """Write gpuopt's offers into SkyPilot's catalogs, backing each file up once."""
+    """Merge gpuopt's offers into SkyPilot's cached catalogs, backing each file up once.
+
+    A cloud whose catalog SkyPilot has not cached is left alone; its report says why
+    (``refused``)."""
     root = root or catalog_root()
     offers = list(offers)
     reports: dict[str, ExportReport] = {}
     for cloud in sorted({o.cloud for o in offers} & set(catalog_columns())):
         path = root / _sky_name(cloud) / "vms.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        existing = path.read_text(encoding="utf-8") if path.exists() else None
+        base = skypilot_catalog(path)
+        if base is None:
+            reports[cloud] = ExportReport(refused=(
+                f"SkyPilot has no {cloud} catalog cached at {path}; gpuopt only adds its "
+                f"prices to SkyPilot's full catalog: run `sky show-gpus --infra {cloud}` "
+                f"(SkyPilot downloads it), then sync again"))
+            continue
         zone_ids = _aws_zone_ids(root) if cloud == "aws" else None
-        text, reports[cloud] = export_text(cloud, offers, existing, zone_ids)
+        text, reports[cloud] = export_text(cloud, offers, base, zone_ids)
         backup = path.with_name(path.name + BACKUP_SUFFIX)
-        absent = path.with_name(path.name + ABSENT_SUFFIX)
-        if not backup.exists() and not absent.exists():
-            if existing is None:
-                absent.write_text("", encoding="utf-8")
-            else:
-                backup.write_text(existing, encoding="utf-8")
+        if not backup.exists():
+            backup.write_text(base, encoding="utf-8")
         tmp = path.with_name(path.name + ".gpuopt-tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)

@@ -72,6 +72,15 @@ class SkyClient(Protocol):
         self, cluster_name: str, job_id: int | None, follow: bool, tail: int = 0
     ) -> Iterator[str]: ...
 
+    def enabled_clouds(self) -> list[str]:
+        """Lower-case names of the clouds SkyPilot has credentials for (``sky check``)."""
+        ...
+
+
+def default_client() -> SkyClient:
+    """The client the CLI and the daemon use (tests substitute a fake here)."""
+    return SdkSkyClient()
+
 
 class SdkSkyClient:
     """The real boundary, through SkyPilot's Python SDK (``sky`` imported lazily)."""
@@ -160,3 +169,8 @@ class SdkSkyClient:
             if chunk is None:
                 return
             yield from chunk.splitlines()
+
+    def enabled_clouds(self) -> list[str]:
+        import sky
+
+        return sorted({str(c).lower() for c in sky.get(sky.enabled_clouds())})

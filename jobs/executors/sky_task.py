@@ -179,6 +179,12 @@ def plan_task(
         if placement.gpu and placement.gpu_count > 0
         else None
     )
+    instance_type = placement.instance_type
+    if placement.cloud == "gcp" and instance_type:
+        # 'n1-standard-8+1xT4' (a VM with attached GPUs) is the VM plus accelerators
+        from gpuopt.providers.gcp.catalog import split_instance_type
+
+        instance_type = split_instance_type(instance_type)[0]
     return SkyTaskPlan(
         name=spec.name or spec.job_id,
         run=wrap_run(spec.run, progress_echo_s),
@@ -191,7 +197,7 @@ def plan_task(
         cloud=cloud.skypilot_name,
         region=placement.region,
         zone=placement.zone,
-        instance_type=placement.instance_type,
+        instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
     )

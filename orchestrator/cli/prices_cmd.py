@@ -12,6 +12,8 @@ from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 from gpuopt.providers.clouds import cloud_names
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
 
     from gpuopt.orchestrator.config import Settings
@@ -137,8 +139,9 @@ def refresh(
     clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
     for name in clouds:
         get_cloud(name)  # UserError (exit 2) naming the known clouds
-    store = open_store(settings.database.url)
     providers = load_providers(clouds)
+    _require_some_sdk(providers, explicit=bool(cloud))
+    store = open_store(settings.database.url)
     regions = {c: settings.clouds.regions_for(c) for c in clouds}
     console = err_console()
     try:
@@ -173,6 +176,19 @@ def refresh(
             out.print(f"  [yellow]warning[/] {line}", highlight=False)
     if results and all(r.failed for r in results.values()):
         raise typer.Exit(1)
+
+
+def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
+    """Exit 2 with the ``pip install`` to run when a cloud asked for by name (--cloud), or
+    every cloud, lacks its SDK extra; otherwise those clouds are skipped with the hint."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.providers.extras import MissingExtra, install_hint
+
+    missing = [c for c, p in providers.items() if isinstance(p, MissingExtra)]
+    if missing and (explicit or len(missing) == len(providers)):
+        raise UserError(
+            f"polling {', '.join(missing)} prices needs the cloud SDKs, which this install "
+            f"does not have: run {install_hint(*missing)}", exit_code=2)
 
 
 def history(

@@ -26,10 +26,14 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
             bool, typer.Option("--restore", help="Put SkyPilot's own catalog files back.")
         ] = False,
     ) -> None:
-        """Write gpuopt's latest prices into ~/.sky/catalogs (merging; reversible)."""
+        """Merge gpuopt's latest prices into SkyPilot's cached catalogs (reversible).
+
+        Example: gpuopt skypilot sync-catalog && sky show-gpus A10G --infra aws
+        """
         from gpuopt.core.errors import UserError
         from gpuopt.jobs.executors import sky_catalog
-        from gpuopt.orchestrator.cli.console import out_console
+        from gpuopt.orchestrator.cli.console import err_console, out_console
+        from gpuopt.providers.extras import require_extra
 
         out = out_console()
         if restore:
@@ -37,12 +41,22 @@ def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
             out.print(f"restored {len(restored)} catalog file(s)" if restored
                       else "nothing to restore: gpuopt has not changed SkyPilot's catalogs")
             return
+        require_extra("skypilot", "gpuopt skypilot sync-catalog")
         reports = sky_catalog.sync_catalogs((offers or _latest_offers)())
         if not reports:
             raise UserError("no offers to export: run `gpuopt prices refresh` first")
         for cloud, report in reports.items():
-            out.print(f"{cloud}: {report.rows} rows written"
-                      + (f", {len(report.skipped)} offers skipped" if report.skipped else ""))
+            if report.refused:
+                err_console().print(f"{cloud}: not exported: {report.refused}",
+                                    highlight=False)
+                continue
+            skipped = f", {len(report.skipped)} offers skipped" if report.skipped else ""
+            out.print(f"{cloud}: {report.rows} rows written{skipped}", highlight=False)
+            for why, n in report.reasons():
+                out.print(f"  {n} skipped: {why}", highlight=False)
+        if all(r.refused for r in reports.values()):
+            raise UserError("nothing exported: SkyPilot has no catalog cached for "
+                            f"{', '.join(reports)}", exit_code=2)
         out.print(f"catalogs under {sky_catalog.catalog_root()} (undo: --restore)")
 
     app.add_typer(group, name="skypilot")

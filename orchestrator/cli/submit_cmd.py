@@ -34,12 +34,19 @@ def submit(
     = None,
     interval: Annotated[float, typer.Option(
         "--interval", min=0.2, help="Seconds between reconcile steps with --wait.")] = 1.0,
+    preempt_after: Annotated[str | None, typer.Option(
+        "--preempt-after", metavar="DURATIONS",
+        help="A preemption drill (local executor): preempt the n-th attempt this long after "
+             "it starts, then resume from the checkpoint. "
+             "Example: --preempt-after 20s,45s")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Configuration file (TOML).")]
     = None,
 ) -> None:
     """Plan JOB_FILE on the prices of this moment and queue it.
 
     Example: gpuopt submit deploy/examples/quickstart.yaml --wait
+
+    Example: gpuopt submit deploy/examples/quickstart.yaml --wait --preempt-after 4s
     """
     from datetime import UTC, datetime
 
@@ -66,6 +73,7 @@ def submit(
         if problem is not None:
             raise UserError(f"{job_file}: checkpoint.dir {spec.checkpoint.dir}: {problem}",
                             exit_code=2)
+    drill = _pre_store_checks(job_file, spec, kind, preempt_after)
     now = datetime.now(UTC)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
@@ -75,10 +83,15 @@ def submit(
             raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
                             exit_code=3)
         if dry_run or store is None:
+            if kind == "skypilot":
+                _print_sky_task(job_file, spec, planned, now)
             out_console().print("dry run: nothing stored")
             return
-        job_id = _store_job(store, job_file, spec, planned, kind, now)
+        job_id = _store_with_drill(store, job_file, spec, planned, kind, now, drill)
         out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
+        if drill:
+            out_console().print("preemption drill: " + ", ".join(
+                f"attempt {n} after {t:g} s" for n, t in enumerate(drill, 1)))
         if wait:
             raise typer.Exit(_wait(store, settings, job_id, interval))
         out_console().print(
@@ -86,6 +99,53 @@ def submit(
     finally:
         if store is not None:
             store.close()
+
+
+def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str,
+                      preempt_after: str | None) -> tuple[float, ...]:
+    """Refuse (exit 2) what the executor cannot run; returns the drill's times."""
+    from gpuopt.jobs.executors.fault_injection import parse_preempt_after
+    from gpuopt.orchestrator.submit_checks import JobFile, SubmitRefused, check_runnable
+
+    drill: tuple[float, ...] = ()
+    if preempt_after is not None:
+        try:
+            drill = parse_preempt_after(preempt_after)
+        except ValueError as err:
+            raise SubmitRefused(f"--preempt-after {err}") from None
+    text = job_file.read_text(encoding="utf-8")
+    check_runnable(JobFile(job_file, text), spec, kind, preempt_after=drill)
+    return drill
+
+
+def _store_with_drill(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
+                      kind: str, now: datetime, drill: tuple[float, ...]) -> str:
+    """The drill file is written before the job row commits, so no launch can miss it."""
+    from gpuopt.jobs.executors.fault_injection import PreemptionDrills
+    from gpuopt.orchestrator.attempts import drills_dir
+    from gpuopt.orchestrator.store.jobs_repo import new_job_id
+
+    job_id = new_job_id(spec.name or job_file.stem)
+    drills = PreemptionDrills(drills_dir())
+    if drill:
+        drills.save(job_id, drill)
+    try:
+        return _store_job(store, job_file, spec, planned, kind, now, job_id)
+    except BaseException:
+        drills.discard(job_id)
+        raise
+
+
+def _print_sky_task(job_file: Path, spec: JobSpec, planned: PlannedJob, now: datetime) -> None:
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.sky_preview import first_attempt_task_yaml
+    from gpuopt.orchestrator.store.jobs_repo import new_job_id
+
+    best = planned.plan.best
+    assert best is not None
+    text = first_attempt_task_yaml(new_job_id(spec.name or job_file.stem), job_file,
+                                   job_file.read_text(encoding="utf-8"), spec, best.offer, now)
+    out_console().out(text, end="", highlight=False)
 
 
 def _why(planned: PlannedJob) -> str:
@@ -97,14 +157,14 @@ def _why(planned: PlannedJob) -> str:
 
 
 def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob, kind: str,
-               now: datetime) -> str:
+               now: datetime, job_id: str | None = None) -> str:
     import json
 
     from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
-    job_id = new_job_id(spec.name or job_file.stem)
+    job_id = job_id or new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
     assert best is not None
     row = JobRow(

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpuopt.providers.base import CredentialsMissing, FetchResult, Provider
+from gpuopt.providers.extras import MissingExtra
 from gpuopt.providers.offer import Offer
 
 if TYPE_CHECKING:
@@ -68,6 +69,10 @@ def poll_prices(
     with ThreadPoolExecutor(max_workers=max(1, len(providers)),
                             thread_name_prefix="gpuopt-poll") as pool:
         for cloud, provider in providers.items():
+            if isinstance(provider, MissingExtra):  # not installed: like no credentials
+                results[cloud] = CloudPollResult(cloud, status="skipped", error=str(provider))
+                notify(cloud, "done")
+                continue
             if isinstance(provider, Exception):
                 results[cloud] = CloudPollResult(cloud, status="error", error=str(provider))
                 notify(cloud, "done")
@@ -124,13 +129,15 @@ def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
 
 
 def load_providers(clouds: Sequence[str]) -> dict[str, Provider | Exception]:
-    """Adapter instances for ``clouds``; a cloud whose adapter will not import maps to the error."""
+    """Adapter instances for ``clouds``; a cloud whose adapter will not import (or whose SDK
+    extra is not installed) maps to the error."""
+    from gpuopt.providers.extras import MissingExtra
     from gpuopt.providers.registry import ProviderUnavailable, load_provider
 
     out: dict[str, Provider | Exception] = {}
     for cloud in clouds:
         try:
             out[cloud] = load_provider(cloud)
-        except ProviderUnavailable as err:
+        except (ProviderUnavailable, MissingExtra) as err:
             out[cloud] = err
     return out

@@ -67,6 +67,15 @@ def attached_instance_type(machine_type: str, gpu: str, count: int) -> str:
     return f"{machine_type}+{count}x{gpu}"
 
 
+def split_instance_type(instance_type: str) -> tuple[str, str | None, int | None]:
+    """(machine type, GPU, count) of an Offer instance type; GPU/count None when built in."""
+    machine, sep, gpus = instance_type.partition("+")
+    if not sep:
+        return machine, None, None
+    count, _, gpu = gpus.partition("x")
+    return machine, gpu, int(count)
+
+
 def _n1(accelerator: str, count: int) -> Shape:
     vcpus = 8 * count
     machine = f"n1-standard-{vcpus}"

@@ -46,6 +46,7 @@ class FakeSkyWorld:
     requests: dict[str, list[LaunchRequest]] = field(default_factory=dict)
     calls: list[tuple[str, Any]] = field(default_factory=list)
     fail_launch_with: str | None = None
+    enabled: tuple[str, ...] = ("aws", "gcp", "azure")  # what `sky check` would enable
     lock: threading.RLock = field(default_factory=threading.RLock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -168,3 +169,7 @@ class FakeSkyClient:
         text = c.log.read_text(encoding="utf-8", errors="replace") if c.log.exists() else ""
         lines = text.splitlines()
         return iter(lines[-tail:] if tail else lines)
+
+    def enabled_clouds(self) -> list[str]:
+        self._record("enabled_clouds", None)
+        return list(self.world.enabled)

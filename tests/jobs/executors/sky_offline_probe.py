@@ -10,11 +10,13 @@ import json
 import sys
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 from gpuopt.jobs.executors.base import AttemptSpec, Placement
 from gpuopt.jobs.executors.sky_catalog import sync_catalogs
 from gpuopt.jobs.executors.sky_task import build_sky_task, plan_task
 from gpuopt.providers.offer import Market, Offer
+from tests.jobs.executors.sky_catalog_fixture import write_skypilot_cache
 
 
 def offer(market: Market, price: str, zone: str | None) -> Offer:
@@ -27,6 +29,7 @@ def offer(market: Market, price: str, zone: str | None) -> Offer:
 
 
 def main() -> int:
+    write_skypilot_cache(Path.home())  # what SkyPilot downloaded: gpuopt merges into it
     sync_catalogs([
         offer(Market.ON_DEMAND, "1.006", None),
         offer(Market.SPOT, "0.4123", "us-east-1a"),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from gpuopt.jobs.executors import local_proc
 from gpuopt.jobs.executors.base import AttemptSpec, AttemptState
+from gpuopt.jobs.executors.fault_injection import PreemptAtTimes, PreemptFromSpotTrace
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.jobs.executors.preemption import PreemptAtTimes, PreemptFromSpotTrace
 from tests.jobs.executors.harness import processes_of, wait_for, wait_terminal
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -18,6 +22,9 @@ from gpuopt.jobs.executors.sky_catalog import (
     sync_catalogs,
 )
 from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.snapshot import load_snapshot
+from tests.conftest import REPO_ROOT
+from tests.jobs.executors.sky_catalog_fixture import GCP_VMS
 
 # Two rows shaped like SkyPilot's hosted aws/vms.csv (zone ids, full column set).
 SKY_AWS = (
@@ -30,8 +37,8 @@ SKY_AWS = (
 
 
 def _offer(market: Market, price: str, zone: str | None, cloud: str = "aws",
-           itype: str = "g5.xlarge", region: str = "us-east-1") -> Offer:
-    return Offer(cloud=cloud, region=region, zone=zone, instance_type=itype, gpu="A10G",
+           itype: str = "g5.xlarge", region: str = "us-east-1", gpu: str = "A10G") -> Offer:
+    return Offer(cloud=cloud, region=region, zone=zone, instance_type=itype, gpu=gpu,
                  gpu_count=1, gpu_memory_gib=22.35, vcpus=4, ram_gib=16, market=market,
                  price_per_hour=Decimal(price), observed_at=datetime(2025, 1, 1, tzinfo=UTC),
                  source="snapshot")
@@ -73,14 +80,42 @@ def test_regional_offer_without_any_known_zone_is_skipped() -> None:
     assert rows == [] and report.skipped
 
 
-def test_azure_rows_have_no_zone_and_gcp_n1_is_not_exported() -> None:
+def test_azure_rows_have_no_zone() -> None:
     az = [_offer(Market.ON_DEMAND, "3.1", None, "azure", "Standard_NV36ads_A10_v5", "eastus")]
     rows, _ = offers_to_rows("azure", az)
     assert rows[0]["Region"] == "eastus" and "AvailabilityZone" not in rows[0]
     assert rows[0]["GpuInfo"] == "A10G"
-    n1 = [_offer(Market.ON_DEMAND, "0.9", "us-central1-a", "gcp", "n1-standard-8", "us-central1")]
-    rows, report = offers_to_rows("gcp", n1)
-    assert rows == [] and "N1" in report.skipped[0]
+
+
+def test_gcp_gpu_rows_get_the_offer_minus_skypilots_vm_price() -> None:
+    _, existing = parse_csv(GCP_VMS)
+    offers = [_offer(Market.ON_DEMAND, "0.54", None, "gcp", "n1-standard-4+1xT4", "us-central1",
+                     gpu="T4"),
+              _offer(Market.SPOT, "0.2925", None, "gcp", "g2-standard-4", "us-central1",
+                     gpu="L4")]
+    rows, report = offers_to_rows("gcp", offers, existing)
+    by = {(r["AcceleratorName"], r["AvailabilityZone"]): r for r in rows}
+    assert set(by) == {(g, z) for g in ("T4", "L4") for z in ("us-central1-a", "us-central1-b")}
+    assert all(r["InstanceType"] == "" for r in rows)  # VM rows stay SkyPilot's
+    assert by["T4", "us-central1-a"]["Price"] == "0.350001"  # 0.54 - 0.189999
+    assert by["L4", "us-central1-b"]["SpotPrice"] == "0.23372"  # 0.2925 - 0.05878
+    assert by["L4", "us-central1-b"]["Price"] == "0.5599"  # SkyPilot's, not priced by gpuopt
+    assert report.rows == 4 and not report.skipped
+
+
+def test_skipped_offers_say_why() -> None:
+    _, existing = parse_csv(GCP_VMS)
+    offers = [_offer(Market.ON_DEMAND, "9", None, "gcp", "a3-highgpu-1g", "us-central1"),
+              _offer(Market.RESERVED_1Y, "0.7", None),
+              _offer(Market.ON_DEMAND, "1", None, region="eu-west-1")]
+    _, gcp = offers_to_rows("gcp", offers, existing)
+    _, aws = offers_to_rows("aws", offers)
+    reasons = dict(gcp.reasons() + aws.reasons())
+    assert reasons == {
+        "SkyPilot's catalog has no zone offering both this VM and this GPU in the region": 1,
+        "reserved price (SkyPilot's catalog holds on-demand and spot prices only)": 1,
+        "no zone of the region in SkyPilot's catalog": 1,
+    }
 
 
 def test_sync_then_restore_gives_back_skypilots_files(tmp_path: Path) -> None:
@@ -92,11 +127,56 @@ def test_sync_then_restore_gives_back_skypilots_files(tmp_path: Path) -> None:
     reports = sync_catalogs(offers, root=tmp_path)
     assert set(reports) == {"aws", "azure"}
     assert "0.42" in aws.read_text()
-    sync_catalogs(offers, root=tmp_path)  # a second sync keeps the first backup
+    # An offer gone by the next sync gives SkyPilot's price back: the base is SkyPilot's file.
+    reports = sync_catalogs([_offer(Market.SPOT, "0.43", "use1-az2")], root=tmp_path)
+    assert "0.42" not in aws.read_text() and "0.43" in aws.read_text()
+    assert "m6i.large" in aws.read_text()  # SkyPilot's CPU rows kept
     azure = tmp_path / "azure" / "vms.csv"
-    assert azure.exists()
+    assert not azure.exists()  # no cached azure catalog: refused, never written from ours alone
     restored = restore_catalogs(root=tmp_path)
-    assert set(restored) == {aws, azure}
+    assert restored == [aws]
     assert aws.read_text() == SKY_AWS
-    assert not azure.exists()  # gpuopt created it, so restore removes it
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["aws", "azure", "vms.csv"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["aws", "vms.csv"]
+
+
+def test_a_cloud_without_a_cached_catalog_is_refused(tmp_path: Path) -> None:
+    reports = sync_catalogs([_offer(Market.SPOT, "0.42", "us-east-1a")], root=tmp_path)
+    assert "SkyPilot has no aws catalog cached" in reports["aws"].refused
+    assert "sky show-gpus --infra aws" in reports["aws"].refused
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_skypilots_own_catalog_queries_after_an_export(tmp_path: Path) -> None:
+    """SkyPilot 0.14's sky.catalog, in a throwaway HOME, before and after exporting the
+    embedded snapshot over a cache in SkyPilot's format: its default CPU instances stay,
+    and the GPU prices it reports are gpuopt's (GCP: VM + GPU row add up to the offer)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKY", "AWS_"))}
+    env.update(HOME=str(tmp_path), AWS_EC2_METADATA_DISABLED="true",
+               AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+               AWS_CONFIG_FILE=str(tmp_path / "none"))
+
+    def probe(*args: str) -> list[dict]:
+        out = subprocess.run([sys.executable, "-m", "tests.jobs.executors.sky_catalog_probe",
+                              *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=240, check=True)
+        return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+    (before,) = probe()
+    exported, after = probe("export")
+    assert exported["aws"][0] > 0 and exported["gcp"][0] > 0
+    assert exported["azure"][0] > 0
+    for answers in (before, after):
+        assert answers["aws_default"] == "m6i.2xlarge"
+        assert answers["gcp_default"] == "n2-standard-8"
+        assert answers["gcp_gpus"] == ["A100", "L4", "T4"]
+    snap = {(o.instance_type, o.market): o.price_per_hour for o in list(load_snapshot().offers)
+            if o.cloud == "gcp" and o.region == "us-central1"}
+    (l4,) = after["gcp_l4"]
+    assert l4[0] == "g2-standard-4"
+    assert Decimal(str(l4[3])) == snap["g2-standard-4", Market.ON_DEMAND]
+    assert Decimal(str(l4[4])) == snap["g2-standard-4", Market.SPOT]
+    spot_1b = next(o.price_per_hour for o in list(load_snapshot().offers) if o.cloud == "aws"
+                   and o.zone == "us-east-1b" and o.instance_type == "g5.xlarge"
+                   and o.market is Market.SPOT)
+    assert Decimal(str(after["aws_g5_spot_1b"])) == spot_1b
+    assert before["aws_g5_spot_1b"] != after["aws_g5_spot_1b"]

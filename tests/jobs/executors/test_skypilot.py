@@ -27,7 +27,8 @@ from tests.jobs.executors.harness import SKY_PLACEMENT, processes_of, wait_for, 
 
 def _spec(tmp: Path, run: str = "sleep 30", **kw: object) -> AttemptSpec:
     kw.setdefault("checkpoint_dir", str(tmp / "ck"))
-    return AttemptSpec(job_id="sky1", attempt=1, run=run, placement=SKY_PLACEMENT, **kw)  # type: ignore[arg-type]
+    kw.setdefault("placement", SKY_PLACEMENT)
+    return AttemptSpec(job_id="sky1", attempt=1, run=run, **kw)  # type: ignore[arg-type]
 
 
 def test_launch_makes_exactly_these_calls(tmp_path: Path) -> None:
@@ -165,10 +166,10 @@ def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: 
     env.update(HOME=str(tmp_path), AWS_EC2_METADATA_DISABLED="true",
                AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
                AWS_CONFIG_FILE=str(tmp_path / "none"))
-    probe = Path(__file__).with_name("sky_offline_probe.py")
+    probe = "tests.jobs.executors.sky_offline_probe"
 
     def run(*args: str) -> dict:
-        out = subprocess.run([sys.executable, str(probe), *args], env=env, cwd=REPO_ROOT,
+        out = subprocess.run([sys.executable, "-m", probe, *args], env=env, cwd=REPO_ROOT,
                              capture_output=True, text=True, timeout=240, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -184,7 +185,7 @@ def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: 
     assert got["envs"]["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint"
     assert got["envs"]["GPUOPT_RESUME"] == "1"
     # A placement SkyPilot's catalog does not hold is refused by SkyPilot itself.
-    assert run("us-east-1c")["error"] == "ValueError"
+    assert run("us-east-1d")["error"] == "ValueError"
     assert run("us-east-1a", "g5.nosuch")["error"] == "ValueError"
 
 
@@ -208,3 +209,14 @@ def test_every_bucket_scheme_skypilot_mounts_becomes_a_storage_mount() -> None:
                                      placement=SKY_PLACEMENT))
         assert plan.checkpoint is not None and plan.checkpoint.source == url
         assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path != url
+def test_a_gcp_vm_with_attached_gpus_becomes_the_vm_plus_accelerators(tmp_path: Path) -> None:
+    """gpuopt's GCP N1 offers are named 'n1-standard-4+1xT4'; SkyPilot takes the VM type
+    and the accelerators apart (an unknown instance type would fail its validation)."""
+    placement = Placement(cloud="gcp", region="us-central1", instance_type="n1-standard-4+1xT4",
+                          gpu="T4", gpu_count=1, use_spot=True)
+    plan = plan_task(_spec(tmp_path, placement=placement))
+    assert plan.instance_type == "n1-standard-4"
+    assert dict(plan.accelerators or {}) == {"T4": 1}
+    bundled = Placement(cloud="gcp", region="us-central1", instance_type="a2-highgpu-1g",
+                        gpu="A100-40GB", gpu_count=1)
+    assert plan_task(_spec(tmp_path, placement=bundled)).instance_type == "a2-highgpu-1g"

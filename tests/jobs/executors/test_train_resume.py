@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from gpuopt.jobs.executors.base import AttemptSpec, AttemptState
+from gpuopt.jobs.executors.fault_injection import PreemptAtTimes, seeded_times
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.jobs.executors.preemption import PreemptAtTimes, seeded_times
 from tests.conftest import REPO_ROOT
 from tests.jobs.executors.harness import wait_terminal
 

@@ -7,8 +7,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from gpuopt.jobs.executors.fault_injection import PreemptAtTimes
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.jobs.executors.preemption import PreemptAtTimes
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,
     submit,

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from gpuopt.providers.gcp.catalog import SHAPES, SHAPES_BY_INSTANCE_TYPE
+from gpuopt.providers.gcp.catalog import SHAPES, SHAPES_BY_INSTANCE_TYPE, split_instance_type
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import GPU_COUNTS
 from gpuopt.providers.offer import Market
-
-
-def split_instance_type(instance_type: str) -> tuple[str, str | None, int | None]:
-    """(machine type, GPU, count) of an Offer instance type; GPU/count None when built in."""
-    machine, sep, gpus = instance_type.partition("+")
-    if not sep:
-        return machine, None, None
-    count, _, gpu = gpus.partition("x")
-    return machine, gpu, int(count)
 
 
 def test_shapes_are_unique_and_known() -> None:
