@@ -38,7 +38,6 @@ STANDBY_RETRY = timedelta(seconds=5)
 DB_UNREACHABLE_BACKOFF = Backoff(first=timedelta(seconds=1), factor=2,
                                  cap=timedelta(seconds=30))
 FORGET_NODES_AFTER = timedelta(days=7)
-MIGRATION_LOCK_KEY = 0x6770756F70746D67  # "gpuoptmg": serialises schema upgrades on start
 
 
 class Daemon:
@@ -150,35 +149,23 @@ class Daemon:
             log.warning("%s failed: %s", what, err)
 
 
-def _migrate_serialised(url: str, dialect_hint: str) -> Store:
-    """open_store, with concurrent starts on PostgreSQL upgrading the schema one at a time."""
+def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store | None:
+    """The store; on PostgreSQL, wait for an unreachable server (a daemon started before
+    its database, e.g. at boot) instead of exiting. None if stopped while waiting."""
     from gpuopt.orchestrator.store import open_store
 
-    if dialect_hint != "postgresql":
+    if dialect != "postgresql":
         return open_store(url)
     import psycopg
 
     from gpuopt.orchestrator.daemon.leadership import libpq_url
 
-    with psycopg.connect(libpq_url(url), autocommit=True, connect_timeout=10) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
-        try:
-            return open_store(url)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
-
-
-def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store | None:
-    """The store; on PostgreSQL, wait for an unreachable server (a daemon started before
-    its database, e.g. at boot) instead of exiting. None if stopped while waiting."""
-    if dialect != "postgresql":
-        return _migrate_serialised(url, dialect)
-    import psycopg
-
     failures = 0
     while not stop.is_set():
         try:
-            return _migrate_serialised(url, dialect)
+            with psycopg.connect(libpq_url(url), connect_timeout=10):
+                pass  # reachable (open_store turns an unreachable server into an exit)
+            return open_store(url)  # the schema upgrade is serialised by open_store
         except psycopg.OperationalError as err:
             failures += 1
             delay = DB_UNREACHABLE_BACKOFF.delay(failures).total_seconds()
