@@ -77,7 +77,7 @@ class Daemon:
         self.scheduler: BaseScheduler | None = None
         self._leader_since: datetime | None = None
         self._lost: str | None = None  # why a worker's check failed; the loop steps down
-        self._work_from = 0.0  # monotonic: no step before (the take-over grace)
+        self._work_from = 0.0  # monotonic: no step starts before (the take-over grace)
         self._check = threading.Lock()
         self.tasks = DaemonTasks(store, settings, self.runtime, self.is_leader, clock)
 
@@ -95,8 +95,10 @@ class Daemon:
     def is_leader(self) -> bool:
         """May a step (or the next job of a tick) start now? Leader with the lock confirmed
         just now, past the take-over grace, not stopping, with the store file in place."""
-        if (self._leader_since is None or self._lost is not None or self.stop.is_set()
-                or time.monotonic() < self._work_from):
+        early = self._work_from - time.monotonic()
+        if early > 0:  # a step due inside the take-over grace waits for its end (a
+            self.stop.wait(early)  # one-off step such as the report catch-up must run)
+        if self._leader_since is None or self._lost is not None or self.stop.is_set():
             return False
         problem = self.health.file_problem()
         if problem is not None:
