@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from http.client import HTTPException
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,10 @@ pytestmark = pytest.mark.slow
 def health(port: int) -> tuple[int, dict[str, object]]:
     import json
 
-    code, body = http_get(f"http://127.0.0.1:{port}/healthz")
+    try:
+        code, body = http_get(f"http://127.0.0.1:{port}/healthz")
+    except HTTPException:  # not (yet) our server on that port
+        return 0, {}
     return code, (json.loads(body) if body else {})
 
 
