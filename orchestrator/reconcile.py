@@ -16,7 +16,7 @@ open, so exactly one loop closes it and moves the job on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -58,9 +58,12 @@ class StepReport:
 
 
 def reconcile_once(
-    store: Store, executor_for: ExecutorFor, settings: Settings, now: datetime | None = None
+    store: Store, executor_for: ExecutorFor, settings: Settings, now: datetime | None = None,
+    keep_going: Callable[[], bool] | None = None,
 ) -> StepReport:
-    """Move every live job one step forward. ``now`` (aware UTC) defaults to the clock."""
+    """Move every live job one step forward. ``now`` (aware UTC) defaults to the clock.
+    ``keep_going`` is asked before each job (the daemon: still the leader?); False ends
+    the tick there, the job in flight having finished its step."""
     from datetime import UTC
 
     from gpuopt.orchestrator.store.jobs_repo import live_job_ids
@@ -70,6 +73,8 @@ def reconcile_once(
     with store.session() as session:
         ids = live_job_ids(session)
     for job_id in ids:
+        if keep_going is not None and not keep_going():
+            break
         try:
             _step_job(store, executor_for, settings, step_now, job_id, report)
         except Exception as err:  # one broken job never stops the others

@@ -167,9 +167,10 @@ class DaemonConfig(_Section):
     compaction_resolution: Duration = timedelta(hours=1)
     metrics_address: str = "127.0.0.1:9464"
     log_format: LogFormat = LogFormat.TEXT
-    # Leadership between daemons on PostgreSQL (a session advisory lock): the leader
-    # re-checks its lock every lease_renew and stops working when it could not confirm it
-    # for lease_ttl; stand-bys retry every min(5s, lease_renew).
+    # Leadership between daemons on PostgreSQL (a session advisory lock): stand-bys retry
+    # every min(5s, lease_renew); the leader confirms its lock before every step and every
+    # half of that, and stops at the first failed check (daemon/runner.py). lease_renew is
+    # the heartbeat interval; lease_ttl bounds how old a live daemon's heartbeat may be.
     lease_ttl: Duration = timedelta(seconds=60)
     lease_renew: Duration = timedelta(seconds=20)
 

@@ -1,20 +1,22 @@
 """Who does the work.
 
-SQLite: exactly one daemon per database file. An exclusive ``fcntl.flock`` on
-``<db>.daemon.lock`` is taken at start; a second daemon fails at once with a message
-naming the holder (pid, host) and exit code 2. The kernel drops the lock when the
-process dies, however it dies.
+SQLite: exactly one daemon per database file. An exclusive ``fcntl.flock`` on the
+database file itself is taken at start, so the lock belongs to the file (its inode),
+whatever name -- symlink, hard link, relative path -- a daemon opened it by; a second
+daemon fails at once with exit code 2 and a message naming the holder (pid, host, read
+from ``<db>.daemon.lock`` beside the file's real path). The kernel drops the lock when
+the process dies, however it dies. (SQLite locks with POSIX ``fcntl`` locks, which are
+independent of ``flock`` on Linux, so the two never interfere.)
 
 PostgreSQL: any number of daemons; the leader holds a *session-level advisory lock*
 (``pg_try_advisory_lock``) on a dedicated connection. The lock lives exactly as long as
 that session: a leader that exits or is killed (even ``kill -9``) closes its socket, the
-server releases the lock at once, and a stand-by's next try (every few seconds) wins.
-No clock comparison between hosts is involved (a lease row with expiry would depend on
-clocks and hand over only after the TTL). The leader re-checks the lock on its own
-connection every ``lease_renew``; if that check fails (connection lost, lock gone) it
-stops working at once, and it never starts a job when its last successful check is
-older than ``lease_ttl``. TCP keepalives on the lock connection make the server notice a
-vanished leader host (no FIN, e.g. a power cut) within about 25 s.
+server releases the lock at once, and a stand-by's next try wins. No clock comparison
+between hosts is involved. How quickly a leader that lost its lock stops is the runner's
+business (see runner.py: it confirms the lock before every step and on a timer). TCP
+keepalives and ``tcp_user_timeout`` on the lock connection bound how long a check can
+hang on a vanished network (no FIN, e.g. a power cut) and make the server notice a
+vanished leader host within about 25 s.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import hashlib
 import logging
 import os
 import socket
+import threading
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,7 +37,8 @@ log = logging.getLogger("gpuopt.daemon.leadership")
 # One advisory lock key per database (advisory locks are scoped to the database).
 LOCK_KEY = int.from_bytes(hashlib.sha256(b"gpuopt-daemon-leader").digest()[:8], "big",
                           signed=True)
-PG_KEEPALIVES = "keepalives=1 keepalives_idle=10 keepalives_interval=5 keepalives_count=3"
+PG_KEEPALIVES = ("keepalives=1 keepalives_idle=10 keepalives_interval=5 keepalives_count=3 "
+                 "tcp_user_timeout=5000")
 
 
 class DaemonAlreadyRunning(UserError):
@@ -55,34 +59,46 @@ class Leadership(Protocol):
 
 
 def lock_file_for(db_file: Path) -> Path:
-    return db_file.with_name(db_file.name + ".daemon.lock")
+    """Where the holder's pid is written: beside the database file's real path."""
+    real = db_file.resolve()
+    return real.with_name(real.name + ".daemon.lock")
+
+
+def _open_db_file(db_file: Path, flags: int) -> int:
+    return os.open(db_file, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
 
 
 class SqliteFileLock:
     """The single-daemon lock of a SQLite database; acquired once, at start."""
 
-    kind = "sqlite-lock-file"
+    kind = "sqlite-file-lock"
 
     def __init__(self, db_file: Path) -> None:
         self.db_file = db_file
         self.path = lock_file_for(db_file)
         self._fd: int | None = None
+        self.identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the locked file
 
     def acquire_or_refuse(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        """Lock the database file (created empty, mode 0600, if missing) or refuse."""
+        fd = _open_db_file(self.db_file, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown pid"
             os.close(fd)
             raise DaemonAlreadyRunning(
-                f"another gpuopt daemon ({holder}) is already running on "
+                f"another gpuopt daemon ({_holder(self.path)}) is already running on "
                 f"{self.db_file}; stop it first (a SQLite "
                 "database allows one daemon; to run several for fail-over, use PostgreSQL)"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
-        self._fd = fd
+        st = os.fstat(fd)
+        self._fd, self.identity = fd, (st.st_dev, st.st_ino)
+        self.path = lock_file_for(self.db_file)
+        info = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(info, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+        finally:
+            os.close(info)
 
     def try_acquire(self) -> bool:
         if self._fd is None:
@@ -94,22 +110,32 @@ class SqliteFileLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)
+            try:
+                self.path.unlink(missing_ok=True)
+            except OSError as err:  # e.g. a read-only directory: the lock goes anyway
+                log.debug("removing %s: %s", self.path, err)
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = None
 
 
+def _holder(info: Path) -> str:
+    try:
+        return info.read_text(errors="replace").strip() or "unknown pid"
+    except OSError:
+        return "unknown pid"
+
+
 def sqlite_daemon_running(db_file: Path) -> str | None:
     """The holder's description when a daemon holds ``db_file``'s lock, else None."""
-    path = lock_file_for(db_file)
-    if not path.exists():
-        return None
-    fd = os.open(path, os.O_RDONLY)
+    try:
+        fd = _open_db_file(db_file, os.O_RDONLY)
+    except OSError:
+        return None  # no database file: no daemon on it
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown pid"
+            return _holder(lock_file_for(db_file))
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
@@ -134,6 +160,8 @@ class PgAdvisoryLeadership:
         self.key = key
         self.connect_timeout_s = connect_timeout_s
         self._conn: Any = None
+        self._lock = threading.Lock()  # the main loop and the workers' checks share it
+        self._unreachable = False
 
     def _connect(self) -> Any:
         import psycopg
@@ -147,17 +175,31 @@ class PgAdvisoryLeadership:
         return psycopg.connect(conninfo, autocommit=True)
 
     def try_acquire(self) -> bool:
+        with self._lock:
+            return self._try_acquire()
+
+    def _try_acquire(self) -> bool:
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
             row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
-            return bool(row and row[0])
         except Exception as err:
-            log.warning("cannot reach PostgreSQL for the leadership: %s", err)
+            # Once per outage (a stand-by retries every few seconds); the rest at debug.
+            level = logging.DEBUG if self._unreachable else logging.WARNING
+            log.log(level, "cannot reach PostgreSQL for the leadership: %s", err)
+            self._unreachable = True
             self._drop()
             return False
+        if self._unreachable:
+            log.info("PostgreSQL reachable again for the leadership")
+            self._unreachable = False
+        return bool(row and row[0])
 
     def confirm(self) -> bool:
+        with self._lock:
+            return self._confirm()
+
+    def _confirm(self) -> bool:
         if self._conn is None or self._conn.closed:
             return False
         try:
@@ -172,6 +214,10 @@ class PgAdvisoryLeadership:
             return False
 
     def release(self) -> None:
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
         if self._conn is not None and not self._conn.closed:
             try:
                 self._conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,))

@@ -12,7 +12,9 @@ figures are the same whichever daemon of a cluster is scraped:
 - ``gpuopt_daemon_leader`` (1 when this process leads), ``gpuopt_daemon_task_runs_total``
   / ``..._failures_total{task}`` and ``gpuopt_store_up`` (0 when the store read failed).
 
-``/healthz`` answers 200 with a small JSON body while the main loop is alive, else 503.
+``/healthz`` answers 200 with a small JSON body while the main loop is alive and the store
+is healthy (store_health.py: the SQLite file is still the one opened, the last write
+succeeded), else 503 with ``"store"`` saying what is wrong.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuopt.core.money import from_micros
 from gpuopt.orchestrator.daemon.health import DaemonHealth
+from gpuopt.orchestrator.daemon.store_health import StoreHealth
 
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
@@ -167,7 +170,8 @@ def make_registry(collector: StoreCollector) -> CollectorRegistry:
     return registry
 
 
-def _handler(registry: CollectorRegistry, runtime: DaemonHealth) -> type[BaseHTTPRequestHandler]:
+def _handler(registry: CollectorRegistry, runtime: DaemonHealth,
+             health: StoreHealth) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "gpuopt-daemon"
 
@@ -180,11 +184,13 @@ def _handler(registry: CollectorRegistry, runtime: DaemonHealth) -> type[BaseHTT
             elif path == "/healthz":
                 role, since, *_ = runtime.snapshot()
                 quiet = runtime.seconds_since_beat()
-                healthy = quiet < STALE_LOOP_S and role != "stopping"
+                problem = health.problem()
+                healthy = quiet < STALE_LOOP_S and role != "stopping" and problem is None
                 body = {"status": "ok" if healthy else "unhealthy", "role": role,
                         "node": runtime.node_id,
                         "leader_since": since.isoformat() if since else None,
-                        "loop_seconds_ago": round(quiet, 1)}
+                        "loop_seconds_ago": round(quiet, 1),
+                        "store": problem.message if problem else "ok"}
                 self._send(200 if healthy else 503, json.dumps(body).encode(),
                            "application/json")
             else:
@@ -208,10 +214,12 @@ class _Server(ThreadingHTTPServer):
 
 
 class MetricsServer:
-    def __init__(self, address: str, store: Store, runtime: DaemonHealth) -> None:
+    def __init__(self, address: str, store: Store, runtime: DaemonHealth,
+                 health: StoreHealth | None = None) -> None:
         host, _, port = address.rpartition(":")
         registry = make_registry(StoreCollector(store, runtime))
-        self.server = _Server((host.strip("[]"), int(port)), _handler(registry, runtime))
+        self.server = _Server((host.strip("[]"), int(port)),
+                              _handler(registry, runtime, health or StoreHealth()))
         self.thread = threading.Thread(target=self.server.serve_forever, name="gpuopt-metrics",
                                        daemon=True)
 

@@ -2,7 +2,27 @@
 
 The main thread only keeps the leadership and the heartbeat (every ``lease_renew`` as
 leader, every few seconds as stand-by); the scheduler's worker threads do the work, and
-only while this process leads. SIGTERM / SIGINT: no new step starts, running steps get
+only while this process leads.
+
+How soon a leader that lost its lock stops (PostgreSQL: its session was terminated, the
+server restarted, the network cut). A stand-by retries every ``takeover = min(5 s,
+lease_renew)``, so that is the time a stand-by needs to take over. The leader
+
+- confirms its lock on the lock connection before every step and before each job of a
+  reconcile tick (a terminated session fails that check at once), so it starts nothing
+  after the loss;
+- confirms it on a timer every ``takeover / 2`` in the main loop, and steps down (stops
+  the scheduler, lets the job in flight finish, shows ``standby``) at the first failure:
+  within ``takeover / 2`` of the loss, even while no step runs;
+- when it becomes leader, waits ``takeover / 2`` before its first step, so an old leader
+  that has not run a check since the loss has done so before the new one starts.
+
+Only a single job's step already past its check (e.g. an executor launch) may still
+finish after the loss; aborting it midway would leave an attempt whose fate is unknown.
+A lock check that cannot reach the server is bounded by ``tcp_user_timeout``
+(leadership.py); while it hangs no step starts.
+
+SIGTERM / SIGINT: no new step starts, running steps get
 up to SHUTDOWN_GRACE_S to finish, the leadership is released, exit 0. Nothing running
 under an executor is stopped: the next leader adopts it by its cluster name.
 """
@@ -21,13 +41,14 @@ from typing import TYPE_CHECKING
 
 from gpuopt.core.backoff import Backoff
 from gpuopt.orchestrator.daemon.health import DaemonHealth
+from gpuopt.orchestrator.daemon.store_health import StoreHealth
 from gpuopt.orchestrator.daemon.tasks import Clock, DaemonTasks, utc_now
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
 
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.daemon.leadership import Leadership
+    from gpuopt.orchestrator.daemon.leadership import Leadership, SqliteFileLock
     from gpuopt.orchestrator.store.daemon_state import NodeInfo
     from gpuopt.orchestrator.store.engine import Store
 
@@ -38,41 +59,72 @@ STANDBY_RETRY = timedelta(seconds=5)
 DB_UNREACHABLE_BACKOFF = Backoff(first=timedelta(seconds=1), factor=2,
                                  cap=timedelta(seconds=30))
 FORGET_NODES_AFTER = timedelta(days=7)
-MIGRATION_LOCK_KEY = 0x6770756F70746D67  # "gpuoptmg": serialises schema upgrades on start
 
 
 class Daemon:
     def __init__(self, settings: Settings, url: str, store: Store, leadership: Leadership,
-                 node: NodeInfo, clock: Clock = utc_now) -> None:
+                 node: NodeInfo, clock: Clock = utc_now, health: StoreHealth | None = None
+                 ) -> None:
         self.settings = settings
         self.url = url
         self.store = store
         self.leadership = leadership
         self.node = node
         self.clock = clock
+        self.health = health or StoreHealth()
         self.stop = threading.Event()
         self.runtime = DaemonHealth(node.node_id)
         self.scheduler: BaseScheduler | None = None
         self._leader_since: datetime | None = None
-        self._confirmed_at = 0.0  # monotonic time of the last confirmed leadership
+        self._lost: str | None = None  # why a worker's check failed; the loop steps down
+        self._work_from = 0.0  # monotonic: no step starts before (the take-over grace)
+        self._check = threading.Lock()
         self.tasks = DaemonTasks(store, settings, self.runtime, self.is_leader, clock)
 
     # -- leadership -----------------------------------------------------------------------
 
+    @property
+    def takeover_s(self) -> float:
+        """The time a stand-by needs to take over: its retry interval."""
+        return self._standby_retry().total_seconds()
+
+    @property
+    def check_every_s(self) -> float:
+        return self.takeover_s / 2
+
     def is_leader(self) -> bool:
-        """May a step start now? Leader, confirmed within lease_ttl, not stopping."""
-        ttl = self.settings.daemon.lease_ttl.total_seconds()
-        return (self._leader_since is not None and not self.stop.is_set()
-                and time.monotonic() - self._confirmed_at < ttl)
+        """May a step (or the next job of a tick) start now? Leader with the lock confirmed
+        just now, past the take-over grace, not stopping, with the store file in place."""
+        early = self._work_from - time.monotonic()
+        if early > 0:  # a step due inside the take-over grace waits for its end (a
+            self.stop.wait(early)  # one-off step such as the report catch-up must run)
+        if self._leader_since is None or self._lost is not None or self.stop.is_set():
+            return False
+        problem = self.health.file_problem()
+        if problem is not None:
+            self.health.problem()  # logs it (once)
+            return False
+        return self._confirm()
+
+    def _confirm(self) -> bool:
+        with self._check:
+            if self._leader_since is None or self._lost is not None:
+                return False
+            if self.leadership.confirm():
+                return True
+            self._lost = "the leadership check failed"
+            return False
 
     def _become_leader(self, now: datetime) -> None:
         from gpuopt.orchestrator.daemon.schedule import make_scheduler, register_jobs
 
-        self._leader_since, self._confirmed_at = now, time.monotonic()
+        grace = timedelta(seconds=self.check_every_s)
+        self._lost, self._work_from = None, time.monotonic() + grace.total_seconds()
+        self._leader_since = now
         self.runtime.set_role("leader", now)
         clouds = self.settings.clouds.poll_clouds()
         scheduler = make_scheduler(len(clouds) + 4)
-        ids = register_jobs(scheduler, self.tasks, self.settings, clouds, now)
+        ids = register_jobs(scheduler, self.tasks, self.settings, clouds, now + grace)
         scheduler.start()
         self.scheduler = scheduler
         log.info("leader since %s (%s); jobs: %s", now.isoformat(), self.leadership.kind,
@@ -81,10 +133,12 @@ class Daemon:
 
     def _step_down(self, reason: str) -> None:
         log.warning("leadership lost (%s): stopping work", reason)
+        with self._check:
+            self._leader_since = None  # from here on no step and no job starts
+        self.runtime.set_role("standby", None)
         self._stop_scheduler(SHUTDOWN_GRACE_S)
         self.leadership.release()
-        self._leader_since = None
-        self.runtime.set_role("standby", None)
+        self._lost = None
 
     def _stop_scheduler(self, grace_s: float) -> bool:
         if self.scheduler is None:
@@ -100,23 +154,41 @@ class Daemon:
 
     def loop(self) -> None:
         d = self.settings.daemon
+        next_beat = 0.0
         while not self.stop.is_set():
             now = self.clock()
-            if self._leader_since is None:
+            leading = self._leader_since is not None
+            if not leading:
                 if self.leadership.try_acquire():
                     self._become_leader(now)
                 elif self.runtime.role != "standby":
                     self.runtime.set_role("standby", None)
                     log.info("stand-by: another daemon leads; retrying every %ss",
-                             self._standby_retry().total_seconds())
-            elif self.leadership.confirm():
-                self._confirmed_at = time.monotonic()
-            else:
-                self._step_down("the leadership check failed")
-            self._safe(self._heartbeat, "heartbeat")
+                             self.takeover_s)
+            elif not self._confirm():
+                self._step_down(self._lost or "the leadership check failed")
+            if leading != (self._leader_since is not None):
+                next_beat = 0.0  # a new role is written at once
+            if time.monotonic() >= next_beat:
+                self._beat()
+                beat_every = d.lease_renew if self._leader_since else self._standby_retry()
+                next_beat = time.monotonic() + beat_every.total_seconds()
+            self.health.problem()
             self.runtime.beat()
-            wait = d.lease_renew if self._leader_since is not None else self._standby_retry()
-            self.stop.wait(wait.total_seconds())
+            self.stop.wait(self.check_every_s if self._leader_since is not None
+                           else self.takeover_s)
+
+    def _beat(self) -> None:
+        try:
+            self._heartbeat()
+        except Exception as err:  # the store may be briefly unreachable: keep going
+            from gpuopt.orchestrator.daemon.logs import redact
+
+            cause = getattr(err, "orig", None) or err  # the driver's error, not SQLAlchemy's
+            log.debug("heartbeat failed: %s", redact(str(err)))
+            self.health.wrote(redact(f"{type(cause).__name__}: {cause}"))
+        else:
+            self.health.wrote(None)
 
     def _standby_retry(self) -> timedelta:
         return min(STANDBY_RETRY, self.settings.daemon.lease_renew)
@@ -150,41 +222,48 @@ class Daemon:
             log.warning("%s failed: %s", what, err)
 
 
-def _migrate_serialised(url: str, dialect_hint: str) -> Store:
-    """open_store, with concurrent starts on PostgreSQL upgrading the schema one at a time."""
+def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store | None:
+    """The store; on PostgreSQL, wait for an unreachable server (a daemon started before
+    its database, e.g. at boot) instead of exiting. None if stopped while waiting."""
     from gpuopt.orchestrator.store import open_store
 
-    if dialect_hint != "postgresql":
+    if dialect != "postgresql":
         return open_store(url)
     import psycopg
 
     from gpuopt.orchestrator.daemon.leadership import libpq_url
 
-    with psycopg.connect(libpq_url(url), autocommit=True, connect_timeout=10) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
-        try:
-            return open_store(url)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
-
-
-def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store | None:
-    """The store; on PostgreSQL, wait for an unreachable server (a daemon started before
-    its database, e.g. at boot) instead of exiting. None if stopped while waiting."""
-    if dialect != "postgresql":
-        return _migrate_serialised(url, dialect)
-    import psycopg
-
     failures = 0
     while not stop.is_set():
         try:
-            return _migrate_serialised(url, dialect)
+            with psycopg.connect(libpq_url(url), connect_timeout=10):
+                pass  # reachable (open_store turns an unreachable server into an exit)
+            return open_store(url)  # the schema upgrade is serialised by open_store
         except psycopg.OperationalError as err:
             failures += 1
             delay = DB_UNREACHABLE_BACKOFF.delay(failures).total_seconds()
             log.warning("PostgreSQL not reachable (%s); retrying in %.0fs", err, delay)
         stop.wait(delay)
     return None
+
+
+def _lock_sqlite_file(lock: SqliteFileLock) -> None:
+    """Create the data directory and take the file's lock; a directory the daemon cannot
+    write (read-only file system, no permission) is a clear error with exit code 2."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.paths import ensure_private_dir
+
+    try:
+        ensure_private_dir(lock.db_file.parent)
+        lock.acquire_or_refuse()
+    except OSError as err:
+        lock.release()
+        raise UserError(
+            f"cannot write the SQLite database {lock.db_file} or its directory: "
+            f"{err.strerror or err}; the daemon needs a writable data directory (it "
+            "writes the database, its -wal and -shm files and a lock file there): fix it "
+            "or set [database] url / GPUOPT_DATABASE_URL", exit_code=2,
+        ) from None
 
 
 def run_daemon(settings: Settings, *, log_format: str | None = None,
@@ -195,19 +274,16 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
     from gpuopt.orchestrator.daemon.logs import setup_logging
     from gpuopt.orchestrator.daemon.metrics import MetricsServer
     from gpuopt.orchestrator.store.daemon_state import NodeInfo
-    from gpuopt.orchestrator.store.url import resolve_url, sqlite_file
+    from gpuopt.orchestrator.store.url import resolve_url
 
     setup_logging(log_format or settings.daemon.log_format.value)
     url = resolve_url(settings.database.url)
     dialect = "postgresql" if url.startswith("postgres") else "sqlite"
     leadership = leadership_for(url, dialect)
+    health = StoreHealth()
     if isinstance(leadership, SqliteFileLock):
-        from gpuopt.orchestrator.paths import ensure_private_dir
-
-        file = sqlite_file(url)
-        if file is not None:
-            ensure_private_dir(file.parent)
-        leadership.acquire_or_refuse()  # a second daemon on this file stops here, exit 2
+        _lock_sqlite_file(leadership)  # a second daemon on this file stops here, exit 2
+        health = StoreHealth(leadership.db_file, leadership.identity)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_a: stop.set())
                 for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -220,10 +296,11 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
         hostname=socket.gethostname(), pid=os.getpid(), started_at=started, role="standby",
         leader_since=None, heartbeat_at=started, metrics_address=settings.daemon.metrics_address,
     )
-    daemon = Daemon(settings, url, store, leadership, node, clock)
+    daemon = Daemon(settings, url, store, leadership, node, clock, health)
     daemon.stop = stop
     try:
-        metrics = MetricsServer(settings.daemon.metrics_address, store, daemon.runtime)
+        metrics = MetricsServer(settings.daemon.metrics_address, store, daemon.runtime,
+                                health)
     except OSError as err:
         leadership.release()
         raise UserError(

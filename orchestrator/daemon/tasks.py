@@ -106,7 +106,8 @@ class DaemonTasks:
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
             self._executors = ExecutorCache()
-        reconcile_once(self.store, self._executors, self.settings, self.clock())
+        reconcile_once(self.store, self._executors, self.settings, self.clock(),
+                       keep_going=self.is_leader)
 
     def sender(self) -> ReportSender:
         with self._sender_lock:

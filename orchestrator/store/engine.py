@@ -75,7 +75,14 @@ def make_engine(url: str) -> Engine:
     if backend == "sqlite":
         file = sqlite_file(url)
         if file is not None:
-            _create_private_file(file)
+            try:
+                _create_private_file(file)
+            except OSError as err:
+                raise UserError(
+                    f"cannot create the SQLite database {file}: {err.strerror or err}; its "
+                    "directory must be writable (read-only file system? no permission?): "
+                    "fix it or set [database] url / GPUOPT_DATABASE_URL", exit_code=2,
+                ) from None
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine

@@ -1,5 +1,12 @@
 """Alembic, configured in code: upgrade on open, and a helper to autogenerate revisions.
 
+Schema creation and upgrades are serialised between processes (every command opens the
+store and may be the first on a brand-new database): the migration runs on one
+connection that first takes the database's own lock -- ``pg_advisory_xact_lock`` on
+PostgreSQL (released at commit), ``BEGIN EXCLUSIVE`` on SQLite (tied to the database
+file, whatever name it was opened by) -- then re-reads the revision and upgrades only if
+it is still behind. The fast path (already at HEAD) takes no lock.
+
 ``python -m gpuopt.orchestrator.store.migrate revision -m "add jobs"`` autogenerates a revision
 from the SQLModel tables (against a scratch SQLite database at the current head).
 """
@@ -9,13 +16,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 VERSION_TABLE = "alembic_version"
+# One advisory lock key per database for schema changes ("gpuoptmg").
+MIGRATION_LOCK_KEY = 0x6770756F70746D67
 
 
-def alembic_config(engine: Engine | None = None):  # type: ignore[no-untyped-def]
+def alembic_config(engine: Engine | None = None,  # type: ignore[no-untyped-def]
+                   connection: Connection | None = None):
     from alembic.config import Config
 
     cfg = Config()
@@ -23,15 +33,21 @@ def alembic_config(engine: Engine | None = None):  # type: ignore[no-untyped-def
     cfg.set_main_option("path_separator", "os")
     if engine is not None:
         cfg.attributes["engine"] = engine
+    if connection is not None:
+        cfg.attributes["connection"] = connection
     return cfg
+
+
+def _revision_on(conn: Connection) -> str | None:
+    if not inspect(conn).has_table(VERSION_TABLE):
+        return None
+    row = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).first()
+    return row[0] if row else None
 
 
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
-        if not inspect(conn).has_table(VERSION_TABLE):
-            return None
-        row = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).first()
-        return row[0] if row else None
+        return _revision_on(conn)
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
@@ -40,12 +56,29 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     command.upgrade(alembic_config(engine), revision)
 
 
+def _lock_schema(conn: Connection) -> None:
+    """Take the database's schema lock in ``conn``'s transaction (held until it ends)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+    elif conn.dialect.name == "sqlite":
+        # The driver has not begun a transaction yet (pysqlite begins lazily): this is
+        # the transaction's BEGIN, waiting up to the busy timeout for another writer.
+        conn.exec_driver_sql("BEGIN EXCLUSIVE")
+
+
 def upgrade_if_needed(engine: Engine) -> None:
-    """Run Alembic only when the store is not at HEAD (keeps opening an up-to-date store fast)."""
+    """Bring the schema to HEAD, one process at a time; no lock when already there."""
+    from alembic import command
+
     from gpuopt.orchestrator.store.migrations import HEAD
 
-    if current_revision(engine) != HEAD:
-        upgrade(engine)
+    if current_revision(engine) == HEAD:
+        return
+    with engine.connect() as conn:
+        _lock_schema(conn)
+        if _revision_on(conn) != HEAD:  # another process may have upgraded meanwhile
+            command.upgrade(alembic_config(engine, conn), "head")
+        conn.commit()
 
 
 def script_head() -> str | None:

@@ -1,8 +1,11 @@
-"""Alembic environment: runs on the engine handed over in config.attributes["engine"]."""
+"""Alembic environment: runs on the connection handed over in config.attributes
+["connection"] (already in its transaction, holding the schema lock: see migrate.py),
+else on the engine in config.attributes["engine"]."""
 
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection
 from sqlmodel import SQLModel
 
 from gpuopt.orchestrator.store import tables
@@ -12,7 +15,21 @@ config = context.config
 target_metadata = SQLModel.metadata
 
 
+def _configure(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,  # ALTER TABLE on SQLite goes through batch mode
+        compare_type=True,
+    )
+
+
 def run_migrations_online() -> None:
+    given: Connection | None = config.attributes.get("connection")
+    if given is not None:  # the caller commits
+        _configure(given)
+        context.run_migrations()
+        return
     engine = config.attributes.get("engine")
     if engine is None:
         from gpuopt.orchestrator.store.engine import make_engine
@@ -20,12 +37,7 @@ def run_migrations_online() -> None:
 
         engine = make_engine(resolve_url(None))
     with engine.begin() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=target_metadata,
-            render_as_batch=True,  # ALTER TABLE on SQLite goes through batch mode
-            compare_type=True,
-        )
+        _configure(connection)
         context.run_migrations()
 
 

@@ -1,0 +1,79 @@
+"""Several processes opening a brand-new database at the same moment: every one of them
+succeeds, and the schema is created exactly once (issue 13.8: SQLite failed 3 runs of 5
+with ``table offer_series already exists``, PostgreSQL 1 of 3 with ``UniqueViolation``).
+
+The processes import everything first and then wait for a common start instant, so their
+migrations really overlap; each round starts from an empty database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from gpuopt.orchestrator.store.migrations import HEAD
+
+pytestmark = pytest.mark.slow
+
+PROCESSES = 4
+ROUNDS = 3
+OPEN_AT = """
+import sys, time
+from gpuopt.orchestrator.store import open_store
+import gpuopt.orchestrator.store.engine, gpuopt.orchestrator.store.migrate
+import alembic.command, sqlmodel
+start = float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+store = open_store(sys.argv[1])
+store.close()
+print("opened")
+"""
+
+
+def _open_all_at_once(url: str, tmp: Path) -> list[subprocess.CompletedProcess[str]]:
+    start = time.time() + 4.0  # every process has imported by then, even on a busy machine
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUOPT_")}
+    env["GPUOPT_HOME"] = str(tmp)
+    procs = [subprocess.Popen([sys.executable, "-c", OPEN_AT, url, repr(start)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(PROCESSES)]
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=120)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
+
+
+def _assert_all_opened(results: list[subprocess.CompletedProcess[str]], url: str) -> None:
+    failed = [r.stderr.strip().splitlines()[-1:] for r in results if r.returncode != 0]
+    assert not failed, f"{len(failed)} of {len(results)} failed: {failed}"
+    assert all(r.stdout.strip() == "opened" for r in results)
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() \
+            == [HEAD]
+    engine.dispose()
+
+
+def test_processes_racing_on_a_new_sqlite_file_all_succeed(tmp_path: Path) -> None:
+    for round_ in range(ROUNDS):
+        url = f"sqlite:///{tmp_path / f'round{round_}' / 'gpuopt.db'}"
+        _assert_all_opened(_open_all_at_once(url, tmp_path), url)
+
+
+@pytest.mark.postgres
+def test_processes_racing_on_a_new_postgres_database_all_succeed(
+    pg_url: str, tmp_path: Path
+) -> None:
+    for _ in range(ROUNDS):
+        engine = sa.create_engine(pg_url)
+        with engine.begin() as conn:  # an empty database again
+            conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+            conn.execute(sa.text("CREATE SCHEMA public"))
+        engine.dispose()
+        _assert_all_opened(_open_all_at_once(pg_url, tmp_path), pg_url)
