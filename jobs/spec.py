@@ -192,7 +192,7 @@ class WorkloadSpec(_Strict):
     seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
     flash_attention: bool = True
     # Achieved model FLOPs utilisation override for the runtime model (0 < mfu <= 1);
-    # None = the documented defaults in policies/runtime.py.
+    # None = the documented defaults in jobs/estimate/runtime.py.
     mfu: float | None = Field(default=None, gt=0, le=1)
     # Inference
     prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)

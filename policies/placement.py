@@ -25,12 +25,12 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from gpuopt.core.money import MICRO_USD
 from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, usable_gib
+from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
-from gpuopt.policies.fit import Fit, candidate_counts, check_fit, usable_gib
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
 from gpuopt.providers.clouds import default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from gpuopt.jobs.estimate.fit import Fit
+    from gpuopt.jobs.estimate.runtime import RuntimeEstimate
     from gpuopt.jobs.spec import JobSpec
-    from gpuopt.policies.fit import Fit
-    from gpuopt.policies.runtime import RuntimeEstimate
 
 
 def register(app: typer.Typer) -> None:
@@ -43,9 +43,9 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate peak GPU memory of a job and the smallest GPU count that fits it."""
+    from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
+    from gpuopt.jobs.estimate.memory import GIB, estimate_memory
     from gpuopt.jobs.loader import load_job_spec
-    from gpuopt.jobs.memory import GIB, estimate_memory
-    from gpuopt.policies.fit import check_fit, fits_for_all, smallest_fit
     from gpuopt.providers.hardware import GPUS
 
     spec = load_job_spec(job_file)
@@ -84,7 +84,7 @@ def estimate(
 
 def _runtime(spec: JobSpec, gpu: str, count: int) -> RuntimeEstimate | None:
     """Hours and tokens/s on that configuration; None when the job gives no token count."""
-    from gpuopt.policies.runtime import estimate_runtime
+    from gpuopt.jobs.estimate.runtime import estimate_runtime
     from gpuopt.providers.hardware import GPUS
 
     try:
@@ -105,8 +105,8 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     from rich.markup import escape
     from rich.table import Table
 
+    from gpuopt.jobs.estimate.fit import HEADROOM_FRACTION
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.policies.fit import HEADROOM_FRACTION
 
     console = out_console()
     console.print(f"[bold]{escape(title)}[/] ({model}): peak memory per GPU on {gpus} GPU(s)")

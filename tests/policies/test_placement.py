@@ -8,9 +8,10 @@ from decimal import Decimal
 import pytest
 
 from gpuopt.core.places import Place
+from gpuopt.jobs.estimate.fit import smallest_fit
+from gpuopt.jobs.estimate.runtime import estimate_runtime
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
-from gpuopt.policies.fit import smallest_fit
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.placement import (
@@ -18,7 +19,6 @@ from gpuopt.policies.placement import (
     PlacementContext,
     plan_job,
 )
-from gpuopt.policies.runtime import estimate_runtime
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.offer import Market, Offer
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES
-from gpuopt.jobs.memory import estimate_memory
-from gpuopt.jobs.memory.inference import kv_cache_bytes
-from gpuopt.jobs.memory.weights import weight_bytes
+from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.memory.inference import kv_cache_bytes
+from gpuopt.jobs.estimate.memory.weights import weight_bytes
 from gpuopt.jobs.spec import WorkloadSpec
 
 L7 = ARCHITECTURES["llama-2-7b"]

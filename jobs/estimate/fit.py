@@ -3,7 +3,7 @@
 Headroom rule: a configuration fits when the estimated peak per GPU is at most 90% of
 the GPU's memory (``memory_gib`` as nvidia-smi reports it). The estimate already holds
 the CUDA context and the caching allocator's slack, so the remaining 10% is a margin
-for estimation error only: the estimator is held (tests/jobs/test_memory_calibration.py)
+for estimation error only: the estimator is held (tests/jobs/estimate/test_memory_calibration.py)
 to at most 10% below a measured peak, so 10% is exactly the error it is allowed to make
 on the low side. It also matches vLLM's default gpu_memory_utilization of 0.90.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory import GIB, MemoryEstimate, estimate_memory, shards_with_count
+from gpuopt.jobs.estimate.memory import GIB, MemoryEstimate, estimate_memory, shards_with_count
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GPUS, GpuSpec
 

@@ -2,7 +2,7 @@
 
 Targets from issue 4: training within a factor of 1.5 of measured, inference within 2.
 Rows are encoded as public facts; no constant is fitted to a single row (see the
-constants' comments in policies/runtime.py). Run with -s to see the table.
+constants' comments in jobs/estimate/runtime.py). Run with -s to see the table.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from gpuopt.jobs.estimate.runtime import estimate_runtime, training_flops_per_token
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
-from gpuopt.policies.runtime import estimate_runtime, training_flops_per_token
 from gpuopt.providers.hardware import GPUS
 
 

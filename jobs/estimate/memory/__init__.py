@@ -1,15 +1,15 @@
 """Peak GPU memory of a job, per GPU, as a breakdown in bytes.
 
 Nothing here encodes a rule of thumb: "inference ~ 1.5 x weights" or "fine-tuning ~
-4-8 x inference" come out of the component models (see tests/jobs/test_memory.py).
+4-8 x inference" come out of the component models (see tests/jobs/estimate/test_memory.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuopt.jobs.memory.breakdown import COMPONENTS, MemoryEstimate
-from gpuopt.jobs.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
+from gpuopt.jobs.estimate.memory.breakdown import COMPONENTS, MemoryEstimate
+from gpuopt.jobs.estimate.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
 
 if TYPE_CHECKING:
     from gpuopt.jobs.architectures import Architecture
@@ -27,7 +27,7 @@ def shards_with_count(workload: WorkloadSpec) -> bool:
 
 
 def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -> MemoryEstimate:
-    from gpuopt.jobs.memory import inference, training, weights
+    from gpuopt.jobs.estimate.memory import inference, training, weights
 
     if gpus < 1:
         raise ValueError("gpus must be >= 1")

@@ -3,8 +3,13 @@ from __future__ import annotations
 from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES
+from gpuopt.jobs.estimate.fit import (
+    HEADROOM_FRACTION,
+    candidate_counts,
+    fits_for_all,
+    smallest_fit,
+)
 from gpuopt.jobs.spec import WorkloadSpec
-from gpuopt.policies.fit import HEADROOM_FRACTION, candidate_counts, fits_for_all, smallest_fit
 from gpuopt.providers.hardware import GPUS
 
 

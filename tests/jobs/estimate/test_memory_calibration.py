@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from gpuopt.jobs.architectures import ARCHITECTURES
-from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.spec import WorkloadSpec
 
 GB = 1e9

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gpuopt.jobs.memory.constants import GIB
+from gpuopt.jobs.estimate.memory.constants import GIB
 
 COMPONENTS = (
     "weights",

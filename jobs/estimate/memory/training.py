@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.constants import (
+from gpuopt.jobs.estimate.memory.constants import (
     LOSS_FP32_COPIES,
     MASTER_WEIGHT_BYTES,
     MIXED_PRECISION_GRAD_BYTES,
@@ -12,7 +12,7 @@ from gpuopt.jobs.memory.constants import (
     OPTIMIZER_BYTES,
     ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
 )
-from gpuopt.jobs.memory.weights import QUANTIZED, compute_bytes, largest_matrix
+from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes, largest_matrix
 
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 

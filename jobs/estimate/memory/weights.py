@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.constants import INT8_ROW_SCALE_BYTES, NF4_DOUBLE_QUANT_BITS, WEIGHT_BITS
+from gpuopt.jobs.estimate.memory.constants import (
+    INT8_ROW_SCALE_BYTES,
+    NF4_DOUBLE_QUANT_BITS,
+    WEIGHT_BITS,
+)
 
 QUANTIZED = ("int8", "int4", "nf4")
 

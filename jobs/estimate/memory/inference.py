@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.constants import NORM_SAVED_BYTES
-from gpuopt.jobs.memory.weights import compute_bytes
+from gpuopt.jobs.estimate.memory.constants import NORM_SAVED_BYTES
+from gpuopt.jobs.estimate.memory.weights import compute_bytes
 
 # Serving engines prefill at most this many tokens per step (vLLM's
 # max_num_batched_tokens default for long-context models; chunked prefill); a single

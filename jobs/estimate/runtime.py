@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
 
@@ -117,7 +117,7 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
     if workload.method == "full":
         trainable = arch.params
     else:  # adapters: tiny gradients, r x (in + out) per target, all layers
-        from gpuopt.jobs.memory.training import lora_params
+        from gpuopt.jobs.estimate.memory.training import lora_params
 
         trainable = lora_params(arch, workload.lora_targets, workload.lora_rank)
     grad_bytes = 2.0 * trainable  # 16-bit gradients
@@ -214,7 +214,7 @@ class EstimateCache:
 
     def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec,
             concurrency: int | None = None) -> MemoryEstimate:
-        from gpuopt.jobs.memory import estimate_memory
+        from gpuopt.jobs.estimate.memory import estimate_memory
 
         key = (gpus, concurrency)
         if key not in self._cache:
@@ -232,9 +232,9 @@ def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     of concurrent sequences, so two evaluations give the fixed part and the per-sequence
     slope; the usable memory left over (fit headroom included) sets the batch.
     """
-    from gpuopt.jobs.memory.inference import KV_BYTES, kv_cache_bytes
-    from gpuopt.jobs.memory.weights import compute_bytes
-    from gpuopt.policies.fit import GIB, usable_gib
+    from gpuopt.jobs.estimate.fit import GIB, usable_gib
+    from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
+    from gpuopt.jobs.estimate.memory.weights import compute_bytes
 
     cache = estimates or EstimateCache()
     est1 = cache.get(gpus, arch, workload, 1)
