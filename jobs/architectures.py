@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
@@ -36,6 +36,14 @@ class Architecture:
     learned_positions: int = 0  # rows of a learned position table (GPT-2, OPT)
     hf_id: str | None = None
     params_override: int | None = None  # explicit `params:` from the job spec
+    # computed once from the shapes (the planner reads them for every configuration)
+    _params: int = field(init=False, repr=False, compare=False, default=0)
+    _active: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        params = self.params_override or self.computed_params()
+        object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_active", self._active_params(params))
 
     @property
     def dim_head(self) -> int:
@@ -114,18 +122,21 @@ class Architecture:
 
     @property
     def params(self) -> int:
-        return self.params_override or self.computed_params()
+        return self._params
 
     @property
     def active_params(self) -> int:
         """Parameters touched per token (MoE: only experts_per_token experts)."""
+        return self._active
+
+    def _active_params(self, params: int) -> int:
         if not self.is_moe:
-            return self.params
+            return params
         per_expert = sum(
             a * b for m, (a, b) in self.linear_shapes().items() if self.expert_count(m) > 1
         )
         idle = self.layers * per_expert * (self.num_experts - self.experts_per_token)
-        return self.params - idle
+        return params - idle
 
 
 def _llama(name: str, hf_id: str, h: int, layers: int, heads: int, kv: int, i: int, vocab: int,

@@ -19,9 +19,10 @@ override MFU with ``workload.mfu``. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.estimate.fit import Fit, Layout
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
@@ -75,7 +76,8 @@ class RuntimeEstimate:
     tokens_per_second: float  # training tokens/s, or output tokens/s for inference
     mfu: float
     scaling: float
-    batch: int | None = None  # inference: sequences decoded together
+    batch: int | None = None  # inference: sequences decoded together (per replica)
+    layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
 
 
 def default_mfu(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -168,7 +170,7 @@ class InferenceMemory:
 
     weight_bytes: float  # weights each GPU reads per decode step
     kv_bytes_per_token: float  # KV cache per token of one sequence, per GPU
-    max_batch: int  # sequences whose KV cache fits in the memory left
+    max_batch: int  # sequences the engine runs at once (effective concurrency)
 
 
 def inference_runtime(
@@ -177,10 +179,17 @@ def inference_runtime(
     gpu: GpuSpec,
     gpus: int,
     memory: InferenceMemory,
+    replicas: int = 1,
+    layout: str = "",
 ) -> RuntimeEstimate:
-    requests = workload.requests or workload.concurrency
-    batch = max(1, min(requests, max(workload.concurrency, memory.max_batch)))
-    prompt, output = workload.prompt_tokens, workload.output_tokens
+    """``replicas`` independent engines, each tensor parallel over ``gpus`` GPUs, share the
+    requests; the job ends when the busiest one does."""
+    if workload.requests is None:
+        raise ValueError("inference needs workload.requests")
+    total_requests = workload.requests
+    requests = -(-total_requests // replicas)
+    batch = max(1, min(requests, memory.max_batch))
+    prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
     peak = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * tp_eff
     prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
@@ -196,65 +205,97 @@ def inference_runtime(
     steps = output * math.ceil(requests / batch)
     decode_s = steps * step_s
     total_s = prefill_s + decode_s
-    out_tokens = output * requests
+    out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
-                           scaling=tp_eff, batch=batch)
+                           scaling=tp_eff, batch=batch, layout=layout)
 
 
 class EstimateCache:
-    """Memory estimates of one job by (GPU count, concurrency), computed once each.
+    """Memory estimates of one job by GPU count (tensor-parallel / sharding degree),
+    computed once each.
 
     The estimate does not depend on the GPU model, so planning a job over every model
     and count needs at most one estimate per count. Lives for one planning call.
     """
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, int | None], MemoryEstimate] = {}
+        self._cache: dict[int, MemoryEstimate] = {}
 
-    def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec,
-            concurrency: int | None = None) -> MemoryEstimate:
+    def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec) -> MemoryEstimate:
         from gpuopt.jobs.estimate.memory import estimate_memory
 
-        key = (gpus, concurrency)
-        if key not in self._cache:
-            w = workload if concurrency is None else workload.model_copy(
-                update={"concurrency": concurrency, "batch_size": 1})
-            self._cache[key] = estimate_memory(arch, w, gpus)
-        return self._cache[key]
+        if gpus not in self._cache:
+            self._cache[gpus] = estimate_memory(arch, workload, gpus)
+        return self._cache[gpus]
 
 
 def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                      estimates: EstimateCache | None = None) -> InferenceMemory:
-    """Weights read per step, KV bytes per token and the batch that fits, per GPU.
+    """Weights read per step, KV bytes per token and the concurrency that fits, per GPU."""
+    from gpuopt.jobs.estimate.fit import check_fit
 
-    The batch comes from the memory model itself: its estimate is linear in the number
-    of concurrent sequences, so two evaluations give the fixed part and the per-sequence
-    slope; the usable memory left over (fit headroom included) sets the batch.
-    """
-    from gpuopt.jobs.estimate.fit import GIB, usable_gib
+    est = (estimates or EstimateCache()).get(gpus, arch, workload)
+    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est))
+
+
+def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
+                      est: MemoryEstimate, fit: Fit) -> InferenceMemory:
     from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
     from gpuopt.jobs.estimate.memory.weights import compute_bytes
 
-    cache = estimates or EstimateCache()
-    est1 = cache.get(gpus, arch, workload, 1)
-    m1 = est1.total_bytes
-    slope = max(cache.get(gpus, arch, workload, 2).total_bytes - m1, 1)
-    free = usable_gib(gpu) * GIB - m1
-    max_batch = 1 + int(free // slope) if free >= 0 else 0
     kv_b = (KV_BYTES[workload.kv_cache_dtype] if workload.kv_cache_dtype
             else compute_bytes(workload.weight_precision))
     return InferenceMemory(
-        weight_bytes=float(est1.components["weights"]),
+        weight_bytes=float(est.components["weights"]),
         kv_bytes_per_token=kv_cache_bytes(arch, 1, 1, kv_b, gpus),
-        max_batch=max(max_batch, 1),
+        max_batch=max(fit.concurrency or 1, 1),
     )
 
 
 def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
-                     estimates: EstimateCache | None = None) -> RuntimeEstimate:
-    """Hours and throughput of the whole job on ``gpus`` x ``gpu``."""
+                     estimates: EstimateCache | None = None,
+                     layout: Layout | None = None) -> RuntimeEstimate:
+    """Hours and throughput of the whole job on ``gpus`` x ``gpu``.
+
+    Inference on several GPUs takes ``layout`` (tensor parallel degree x replicas), or
+    else the fastest of the layouts whose memory fits (tensor parallel over all of them
+    when none does).
+    """
+    from gpuopt.jobs.estimate.fit import layouts
+
     if workload.type == "finetune":
-        return training_runtime(arch, workload, gpu, gpus)
-    return inference_runtime(arch, workload, gpu, gpus,
-                             inference_memory(arch, workload, gpu, gpus, estimates))
+        return replace(training_runtime(arch, workload, gpu, gpus),
+                       layout=layouts(arch, workload, gpus)[0].name)
+    cache = estimates or EstimateCache()
+    if layout is None:
+        best = best_layout(arch, workload, gpu, gpus, cache)
+        layout = best[0] if best else Layout(gpus, 1, f"TP{gpus}" if gpus > 1 else "1 GPU")
+    mem = inference_memory(arch, workload, gpu, layout.shard, cache)
+    return inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
+                             layout.name)
+
+
+def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                estimates: EstimateCache | None = None,
+                ) -> tuple[Layout, Fit, RuntimeEstimate] | None:
+    """The fastest way to run the job on ``gpus`` x ``gpu`` whose memory fits, or None."""
+    from gpuopt.jobs.estimate.fit import check_fit, layouts
+
+    cache = estimates or EstimateCache()
+    best: tuple[Layout, Fit, RuntimeEstimate] | None = None
+    training: RuntimeEstimate | None = None
+    for lay in layouts(arch, workload, gpus):
+        est = cache.get(lay.shard, arch, workload)
+        fit = check_fit(gpu, lay.shard, est)
+        if not fit.fits:
+            continue
+        if workload.type == "finetune":
+            training = training or training_runtime(arch, workload, gpu, gpus)
+            rt = replace(training, layout=lay.name)
+        else:
+            mem = _inference_memory(arch, workload, lay.shard, est, fit)
+            rt = inference_runtime(arch, workload, gpu, lay.shard, mem, lay.replicas, lay.name)
+        if best is None or rt.hours < best[2].hours:
+            best = (lay, Fit(fit.gpu, gpus, fit.per_gpu_gib, fit.free_gib, fit.concurrency), rt)
+    return best

@@ -36,20 +36,29 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     parts: dict[str, float] = {}
     if workload.type == "inference":
         tp = gpus
+        # The engine (vLLM, TensorRT-LLM) runs at most `concurrency` sequences at once
+        # (max_num_seqs) and as many as its KV cache holds: the breakdown shows the cache
+        # at that cap, and the fit test needs only one whole sequence of it (see fit.py).
         seqs = workload.batch_size * workload.concurrency
         kv_b = (
             inference.KV_BYTES[workload.kv_cache_dtype]
             if workload.kv_cache_dtype
             else weights.compute_bytes(precision)
         )
+        per_seq = inference.kv_cache_bytes(arch, workload.sequence_length, 1, kv_b, tp)
         parts["weights"] = w / tp
-        parts["kv_cache"] = inference.kv_cache_bytes(
-            arch, workload.sequence_length, seqs, kv_b, tp
-        )
-        parts["activations"] = inference.prefill_working_bytes(
-            arch, workload.prompt_tokens, seqs, precision, workload.flash_attention, tp
+        parts["kv_cache"] = per_seq * seqs
+        parts["activations"] = inference.step_working_bytes(
+            arch, workload.prompt_len, seqs,
+            workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS, precision,
+            workload.flash_attention, tp,
         )
         parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp)
+        allocated = sum(parts.values())
+        parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
+        parts["cuda_context"] = CUDA_CONTEXT_BYTES
+        return MemoryEstimate.of(parts, gpus, sequences=seqs,
+                                 per_sequence=per_seq * (1 + ALLOCATOR_OVERHEAD))
     else:
         stage = 3 if workload.fsdp else workload.zero_stage
         n = gpus

@@ -14,6 +14,8 @@ from gpuopt.providers.hardware import GPUS
 
 
 def _w(**kw: Any) -> WorkloadSpec:
+    if kw.get("type") == "inference":
+        kw = {"prompt_tokens": 512, "output_tokens": 256, **kw}
     return WorkloadSpec(**kw)
 
 

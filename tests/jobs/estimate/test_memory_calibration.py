@@ -78,7 +78,9 @@ ROWS = (
         known_gap="torchtune/torchao NF4 QLoRA reserves ~3 GB more than LoRA's non-weight "
                   "memory; not explained by a documented mechanism, not tuned for"),
     Row("vLLM L3-8B profile 8192", "llama-3-8b",
-        {"type": "inference", "prompt_tokens": 8192, "output_tokens": 0},
+        # vLLM V0 without chunked prefill: the step's token budget is max_model_len
+        {"type": "inference", "prompt_tokens": 8192, "output_tokens": 0,
+         "max_batched_tokens": 8192},
         (14.96 + 9.37 + 0.10) * GIB, exclude_kv=True),
 )
 

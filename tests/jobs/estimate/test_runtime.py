@@ -108,6 +108,7 @@ def test_lora_skips_weight_gradients_and_checkpointing_adds_a_forward() -> None:
 def test_inference_is_faster_with_more_memory_to_spare() -> None:
     spec = parse_job_spec(
         "model:\n  name: llama-2-7b\nworkload:\n  type: inference\n  requests: 20000\n"
+        "  concurrency: 256\n"
         "  prompt_tokens: 512\n  output_tokens: 256\n", "a.yaml")
     arch = spec.resolved_model()
     small = estimate_runtime(arch, spec.workload, GPUS["A100-40GB"], 1)
