@@ -34,9 +34,11 @@ RESTART_OVERHEAD_HOURS = 0.1
 MIN_OBSERVED_HOURS = 10.0
 
 
+ADVISOR_HAZARDS = tuple(-math.log(1 - p) / HOURS_PER_MONTH for p in ADVISOR_BUCKET_MONTHLY)
+
+
 def advisor_hazard(bucket: int) -> float:
-    p = ADVISOR_BUCKET_MONTHLY[max(0, min(bucket, len(ADVISOR_BUCKET_MONTHLY) - 1))]
-    return -math.log(1 - p) / HOURS_PER_MONTH
+    return ADVISOR_HAZARDS[max(0, min(bucket, len(ADVISOR_HAZARDS) - 1))]
 
 
 def preemptions_per_hour(

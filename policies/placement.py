@@ -33,7 +33,7 @@ from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptio
 from gpuopt.policies.index import OfferIndex
 from gpuopt.providers.clouds import default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
-from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer import CLOUDS, Market, Offer
 
 CENT = Decimal("0.01")
 BUYABLE = (Market.ON_DEMAND, Market.SPOT)
@@ -267,6 +267,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     def allowed(o: Offer) -> bool:
         return o.cloud in clouds and (regions is None or o.region in regions)
 
+    everywhere = regions is None and clouds >= set(CLOUDS)  # no offer is filtered out
+
     estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
     searched: dict[str, _ModelSearch] = {}
     configs: list[_Config] = []
@@ -292,11 +294,14 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     hours + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
+            prices = index.sorted_prices(gpu_name, count, market)
             least = hours * (1 + hz_min * lost) if market is Market.SPOT else hours
-            for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
-                if not allowed(offer):
+            if market is Market.ON_DEMAND and pool:
+                listed = (*pool, *listed)
+                prices = (*(float(o.price_per_hour) for o in pool), *prices)
+            for offer, price in zip(listed, prices, strict=True):
+                if not everywhere and not allowed(offer):
                     continue
-                price = float(offer.price_per_hour)
                 floor = price * least  # no later (pricier) offer of this list costs less
                 if (budget_f is not None and floor > budget_f) or (
                         cap is not None and offer.price_per_hour > cap):
