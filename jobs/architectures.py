@@ -207,12 +207,14 @@ def find_architecture(name: str) -> Architecture | None:
     return ARCHITECTURES[canon] if canon else None
 
 
-def architecture_from_params(params: int, **given: int | None) -> Architecture:
+def architecture_from_params(params: int, gated: bool = True,
+                             **given: int | None) -> Architecture:
     """A Llama-shaped architecture for an explicit parameter count.
 
     Unknown dimensions follow the Llama family's proportions (head_dim 128, depth
     ~ hidden/128, SwiGLU intermediate 8/3 h rounded to 256, vocab 32000): params ~ 12 L h^2.
-    Whatever the spec gives explicitly wins. The count itself is always ``params``.
+    ``gated=False``: a plain GELU MLP of 4 h (GPT-2, OPT, Falcon, MPT, BLOOM), the same
+    12 L h^2. Whatever the spec gives explicitly wins. The count itself is always ``params``.
     """
     h = given.get("hidden_size")
     layers = given.get("layers")
@@ -226,7 +228,8 @@ def architecture_from_params(params: int, **given: int | None) -> Architecture:
         layers = max(1, round(params / (12 * h * h)))
     heads = given.get("heads") or max(1, h // 128)
     kv_heads = given.get("kv_heads") or heads
-    inter = given.get("intermediate_size") or max(256, round(8 * h / 3 / 256) * 256)
+    default_inter = round(8 * h / 3 / 256) * 256 if gated else 4 * h
+    inter = given.get("intermediate_size") or max(256, default_inter)
     vocab = given.get("vocab_size") or 32000
     return Architecture(
         name=f"custom-{params}",
@@ -236,5 +239,6 @@ def architecture_from_params(params: int, **given: int | None) -> Architecture:
         kv_heads=kv_heads,
         intermediate_size=inter,
         vocab_size=vocab,
+        gated_mlp=gated,
         params_override=params,
     )

@@ -94,6 +94,9 @@ class ModelSpec(_Strict):
     kv_heads: int | None = Field(default=None, ge=1, le=10_000)
     intermediate_size: int | None = Field(default=None, ge=1, le=10_000_000)
     vocab_size: int | None = Field(default=None, ge=1, le=100_000_000)
+    # Explicit params only: SwiGLU-style gated MLP (Llama, Mistral, Qwen) or a plain
+    # GELU MLP (GPT-2, OPT, Falcon, MPT, BLOOM), which keeps fewer activations.
+    mlp: Literal["gated", "plain"] | None = None
 
     _arch: Architecture | None = PrivateAttr(default=None)
 
@@ -146,6 +149,9 @@ class ModelSpec(_Strict):
         given = {d: getattr(self, d) for d in dims if getattr(self, d) is not None}
         if given and self.params is None:
             raise ValueError(f"{', '.join(given)} only go with `params`")
+        if self.mlp is not None and self.params is None:
+            raise ValueError("mlp only goes with `params` (a named or config.json model "
+                             "has its own)")
         if self.name is not None:
             self._arch = ARCHITECTURES[self.name]
         elif self.config is not None:
@@ -163,7 +169,8 @@ class ModelSpec(_Strict):
             h = given.get("hidden_size")
             if h and heads and h % heads:
                 raise ValueError("hidden_size must be a multiple of heads")
-            self._arch = architecture_from_params(self.params, **given)
+            self._arch = architecture_from_params(self.params, gated=self.mlp != "plain",
+                                                  **given)
         return self
 
     def architecture(self) -> Architecture:

@@ -13,7 +13,8 @@ cache). The batch is as large as the memory left on the GPU allows, so a GPU wit
 memory to spare decodes faster.
 
 Every efficiency is an explicit, documented parameter (:class:`Efficiency`); a job can
-override MFU with ``workload.mfu``. Pure: no clock, no I/O.
+override MFU with ``workload.mfu``; utilisation by GPU and framework lives in
+utilisation.py. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -24,24 +25,12 @@ from dataclasses import dataclass, replace
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.fit import Fit, Layout
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.estimate.utilisation import training_mfu
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
 
-# Defaults, from public measurements (shared/data/throughput-calibration.md):
-# - Megatron-LM pre-training reaches 41-48% MFU on A100/H100 at hidden sizes >= 8192;
-#   7B-class fine-tuning with HF Trainer measures 21-26% (LLaMA-Factory / unsloth
-#   README: 2,392-2,954 tokens/s on one A100 for Llama-2-7B LoRA). Utilisation grows
-#   with matrix size, so MFU is interpolated in log2(hidden size) between SMALL and
-#   LARGE.
-MFU_LARGE = 0.45  # hidden >= 8192 (70B class)
-MFU_SMALL = 0.25  # hidden <= 1024 (GPT-2 class): kernels too small to fill the GPU
-MFU_7B = 0.38  # hidden 4096: 0.38 x 0.8 (LoRA) = 0.30 vs 0.26 measured with FA2
-# LoRA/QLoRA: frozen-weight backward skips weight gradients but keeps the same kernel
-# launches and adapter matmuls that are too thin to be efficient (LoRA 2,954 tok/s ->
-# 26% MFU at 4 x params vs ~33% for full fine-tunes of the same model).
-MFU_ADAPTER_FACTOR = 0.8
-# Without flash attention the same run measured 2,392 vs 2,954 tokens/s: x0.81.
-NO_FLASH_FACTOR = 0.8
+# Achieved utilisation of fine-tuning (by model size, method, GPU and framework):
+# jobs/estimate/utilisation.py.
 # Of communication, the part that overlaps with compute (DDP bucketed all-reduce and
 # ZeRO-3 prefetch overlap roughly half in practice; PyTorch DDP paper, Li et al. 2020).
 COMM_OVERLAP = 0.5
@@ -78,22 +67,6 @@ class RuntimeEstimate:
     scaling: float
     batch: int | None = None  # inference: sequences decoded together (per replica)
     layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
-
-
-def default_mfu(arch: Architecture, workload: WorkloadSpec) -> float:
-    """Model FLOPs utilisation for fine-tuning (see the constants above)."""
-    if workload.mfu is not None:
-        return workload.mfu
-    x = math.log2(max(arch.hidden_size, 1))
-    if x <= 12:  # up to 4096: SMALL (1024) .. 7B (4096)
-        mfu = MFU_SMALL + (MFU_7B - MFU_SMALL) * max(0.0, x - 10) / 2
-    else:  # 4096 .. 8192 and beyond
-        mfu = MFU_7B + (MFU_LARGE - MFU_7B) * min(1.0, x - 12)
-    if workload.method in ("lora", "qlora"):
-        mfu *= MFU_ADAPTER_FACTOR
-    if not workload.flash_attention:
-        mfu *= NO_FLASH_FACTOR
-    return mfu
 
 
 def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -156,7 +129,7 @@ def training_runtime(
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
-    mfu = default_mfu(arch, workload)
+    mfu = training_mfu(arch, workload, gpu)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu)
     flops_per_s = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * mfu * scaling
     tps = flops_per_s / training_flops_per_token(arch, workload)

@@ -102,3 +102,16 @@ def test_lora_on_all_linear_costs_more_than_qv() -> None:
     allin = estimate_memory(L7, _w(type="finetune", method="lora", seq_len=512,
                                    lora_targets=["all-linear"]))
     assert allin.components["adapters"] > 4 * qv.components["adapters"]
+
+
+def test_plain_mlp_keeps_fewer_activations_than_gated() -> None:
+    from gpuopt.jobs.loader import parse_job_spec
+
+    def act(mlp: str) -> int:
+        spec = parse_job_spec(f"model:\n  params: 7b\n  mlp: {mlp}\nworkload:\n"
+                              "  type: finetune\n  method: full\n  seq_len: 2048\n", "a.yaml")
+        arch = spec.resolved_model()
+        assert arch.gated_mlp is (mlp == "gated") and arch.params == 7_000_000_000
+        return estimate_memory(arch, spec.workload).components["activations"]
+
+    assert act("plain") < act("gated")
