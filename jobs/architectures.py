@@ -35,6 +35,7 @@ class Architecture:
     norms_per_layer: int = 2  # Falcon-7B's parallel block has 1
     learned_positions: int = 0  # rows of a learned position table (GPT-2, OPT)
     hf_id: str | None = None
+    family: str = "llama"  # module naming: llama | falcon | gpt2 | opt | phi3 (modules.py)
     params_override: int | None = None  # explicit `params:` from the job spec
     # computed once from the shapes (the planner reads them for every configuration)
     _params: int = field(init=False, repr=False, compare=False, default=0)
@@ -160,22 +161,24 @@ _TABLE: tuple[Architecture, ...] = (
     _llama("qwen2.5-7b", "Qwen/Qwen2.5-7B", 3584, 28, 28, 4, 18944, 152064, 131072,
            attention_bias=True),
     _llama("phi-3-mini", "microsoft/Phi-3-mini-4k-instruct", 3072, 32, 32, 32, 8192, 32064,
-           4096),
+           4096, family="phi3"),
     # Falcon-7B: multi-query attention (1 K/V head), parallel attention+MLP sharing one
     # LayerNorm, GELU MLP of 4h, no linear biases, lm_head tied to the embedding.
     Architecture(name="falcon-7b", hf_id="tiiuae/falcon-7b", hidden_size=4544, layers=32,
                  heads=71, kv_heads=1, intermediate_size=4 * 4544, vocab_size=65024,
                  max_position_embeddings=2048, gated_mlp=False, tie_embeddings=True,
-                 norm_bias=True, norms_per_layer=1),
+                 norm_bias=True, norms_per_layer=1, family="falcon"),
     Architecture(name="gpt2", hf_id="openai-community/gpt2", hidden_size=768, layers=12, heads=12,
                  kv_heads=12, intermediate_size=3072, vocab_size=50257,
                  max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
-                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024),
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
+                 family="gpt2"),
     # OPT keeps 2 extra rows in its learned position table (offset 2).
     Architecture(name="opt-1.3b", hf_id="facebook/opt-1.3b", hidden_size=2048, layers=24,
                  heads=32, kv_heads=32, intermediate_size=8192, vocab_size=50272,
                  max_position_embeddings=2048, gated_mlp=False, tie_embeddings=True,
-                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=2050),
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=2050,
+                 family="opt"),
 )
 
 ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType({a.name: a for a in _TABLE})

@@ -86,6 +86,15 @@ def _stated_inputs(spec: JobSpec, purpose: Purpose | None,
         if w.type == "inference" and w.requests is None:
             out.append((("workload",), "planning inference needs the amount of work: give "
                         "`requests` (the number of prompts to run)"))
+    if w.type == "finetune" and w.method != "full":
+        from gpuopt.jobs.modules import module_names, unknown_targets
+
+        arch = spec.resolved_model()
+        bad = unknown_targets(arch, w.lora_targets)
+        if bad:
+            out.append((("workload", "lora_targets"),
+                        f"{', '.join(bad)}: not a module of {arch.name}; its linear modules "
+                        f"are {', '.join(module_names(arch))} (or all-linear)"))
     if now is not None and isinstance(spec.deadline, datetime) and spec.deadline <= now:
         out.append((("deadline",), f"{spec.deadline.isoformat()} is already past (it is "
                     f"{now.astimezone(UTC).isoformat(timespec='seconds')} now)"))

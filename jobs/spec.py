@@ -224,8 +224,8 @@ class WorkloadSpec(_Strict):
         if isinstance(value, list | tuple):
             if not value:
                 raise ValueError("name at least one module, e.g. [q_proj, v_proj]")
-            known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                     "down_proj", "all-linear"}
+            from gpuopt.jobs.modules import ALL_NAMES as known
+
             for item in value:
                 if not isinstance(item, str) or item not in known:
                     close = difflib.get_close_matches(str(item), sorted(known), n=1)
