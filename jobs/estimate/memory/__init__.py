@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from gpuopt.jobs.architectures import Architecture
     from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 
+# Frameworks whose k-bit (QLoRA) fine-tuning goes through PEFT + bitsandbytes.
+PEFT_FRAMEWORKS = frozenset({"hf", "deepspeed"})
+
 __all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "estimate_job", "estimate_memory",
            "shards_with_count"]
 
@@ -63,6 +66,12 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
         stage = 3 if workload.fsdp else workload.zero_stage
         n = gpus
         parts["weights"] = w / (n if stage >= 3 else 1)
+        if precision in weights.QUANTIZED and workload.framework in PEFT_FRAMEWORKS:
+            # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is
+            # not a bitsandbytes Params4bit (embeddings, lm_head, norms, biases) to fp32
+            # (peft/utils/other.py: "cast all non INT8 parameters to fp32"): 2 more bytes
+            # each. litgpt and torchtune quantize without PEFT and keep them 16-bit.
+            parts["weights"] += 2 * weights.unquantized_params(arch) / (n if stage >= 3 else 1)
         parts.update(
             training.trainable_states(
                 arch,

@@ -43,6 +43,12 @@ def weight_bytes(arch: Architecture, precision: str, double_quant: bool = False)
     return quantized + other * 2
 
 
+def unquantized_params(arch: Architecture) -> int:
+    """Parameters a 4/8-bit load leaves in 16-bit: all but the blocks' linear weights."""
+    linear = arch.layers * arch.block_linear_params()
+    return max(0, arch.params - linear)
+
+
 def largest_matrix(arch: Architecture) -> int:
     return max(a * b for a, b in arch.linear_shapes().values())
 

@@ -115,3 +115,15 @@ def test_plain_mlp_keeps_fewer_activations_than_gated() -> None:
         return estimate_memory(arch, spec.workload).components["activations"]
 
     assert act("plain") < act("gated")
+
+
+def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
+    # peft prepare_model_for_kbit_training: every 16-bit non-Params4bit parameter -> fp32
+    for name, extra in (("llama-2-7b", 2 * (2 * 32000 * 4096 + 65 * 4096)),
+                        ("llama-3-8b", 2 * (2 * 128256 * 4096 + 65 * 4096))):
+        arch = ARCHITECTURES[name]
+        common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512,
+                  "gradient_checkpointing": True}
+        peft = estimate_memory(arch, _w(**common, framework="hf"))
+        litgpt = estimate_memory(arch, _w(**common, framework="litgpt"))
+        assert peft.components["weights"] - litgpt.components["weights"] == extra
