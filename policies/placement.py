@@ -307,9 +307,11 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                         cap is not None and offer.price_per_hour > cap):
                     break
                 key = (least, floor) if by_time else (floor, least)
+                best_here = best_of_gpu.get(gpu_name)
                 if (len(heap) >= ctx.top and key >= (-heap[0][0], -heap[0][1])
-                        and gpu_name in best_of_gpu and frontier.dominated(floor, least)):
-                    break
+                        and best_here is not None and floor >= float(best_here.expected_cost)
+                        and frontier.dominated(floor, least)):
+                    break  # cannot enter the top N, the frontier or this model's best
                 if offer.place in ctx.avoid:
                     continue
                 n_pre, source = 0.0, ""

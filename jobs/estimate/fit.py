@@ -88,13 +88,13 @@ def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Lay
     independent replicas, for every such split.
     """
     if workload.type == "finetune":
-        if workload.fsdp:
-            name = f"FSDP x{count}"
-        elif workload.zero_stage:
-            name = f"ZeRO-{workload.zero_stage} x{count}"
+        if count == 1:
+            name = "1 GPU"
+        elif workload.fsdp:
+            name = "FSDP"
         else:
-            name = f"DDP x{count}" if count > 1 else "1 GPU"
-        return (Layout(count, 1, name if count > 1 else "1 GPU"),)
+            name = f"ZeRO-{workload.zero_stage}" if workload.zero_stage else "DDP"
+        return (Layout(count, 1, name),)
     out: list[Layout] = []
     for tp in range(1, count + 1):
         if count % tp or arch.heads % tp:

@@ -125,7 +125,8 @@ def frontier_lines(plan: Plan) -> list[str]:
     for c in rows:
         o = c.offer
         layout = f" {c.runtime.layout}" if c.runtime.layout not in ("", "1 GPU") else ""
-        out.append(f"  {c.expected_hours:8,.1f} h {'$' + format(c.expected_cost, ',.2f'):>11}"
+        hours = format(c.expected_hours, ",.1f" if c.expected_hours >= 10 else ".2f")
+        out.append(f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}"
                    f"  {o.gpu} x{o.gpu_count}{layout} {o.market.value} {o.cloud} "
                    f"{o.zone or o.region}")
     return out

@@ -194,7 +194,7 @@ def test_eight_gpus_win_when_they_cost_less_to_finish() -> None:
         offers = [offer("H100", 4, str(p4)), offer("H100", 8, str(p8.quantize(CENT)))]
         plan = plan_job(s, OfferIndex.build(offers), ctx())
         assert plan.best is not None and plan.best.offer.gpu_count == winner
-        assert plan.best.runtime.layout == f"FSDP x{winner}"
+        assert plan.best.runtime.layout == "FSDP"
         if winner == 4:  # 8x is faster for more: on the frontier below the pick
             assert [c.offer.gpu_count for c in plan.frontier] == [4, 8]
 
@@ -363,3 +363,9 @@ def test_pick_is_explained_against_the_best_other_model_even_outside_the_top() -
     plan = plan_job(s, OfferIndex.build(offers), ctx(top=2))
     assert [c.offer.gpu for c in plan.candidates] == ["H100", "H100"]
     assert plan.best is not None and "of A100-80GB x1 but" in plan.best.reason
+
+
+def test_the_pick_is_explained_against_the_other_models_cheapest_even_with_top_one() -> None:
+    s = spec("resources:\n  gpus: [A100-80GB, H100, L40S]\n")
+    idx = OfferIndex.build(_frontier_offers())
+    assert plan_job(s, idx, ctx(top=1)).best == plan_job(s, idx, ctx(top=10_000)).best
