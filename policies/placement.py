@@ -31,9 +31,9 @@ from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_la
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
-from gpuopt.providers.clouds import default_preemptions_per_hour
+from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
-from gpuopt.providers.offer import CLOUDS, Market, Offer
+from gpuopt.providers.offer import Market, Offer
 
 CENT = Decimal("0.01")
 BUYABLE = (Market.ON_DEMAND, Market.SPOT)
@@ -267,7 +267,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     def allowed(o: Offer) -> bool:
         return o.cloud in clouds and (regions is None or o.region in regions)
 
-    everywhere = regions is None and clouds >= set(CLOUDS)  # no offer is filtered out
+    everywhere = regions is None and clouds >= set(cloud_names())  # nothing filtered out
 
     estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
     searched: dict[str, _ModelSearch] = {}
@@ -282,7 +282,10 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
 
     heap: list[tuple[float, float, int, Candidate]] = []  # the top N, worst at heap[0]
     best_of_gpu: dict[str, Candidate] = {}  # cheapest per GPU model, for the pick's reason
+    best_cost: dict[str, float] = {}  # the same, as floats for the bounds
     frontier = _Frontier()
+    cap_f = float(cap) if cap is not None else None
+    top_n = ctx.top
     seq = 0
     for cfg in configs:
         hours = cfg.hours
@@ -290,33 +293,35 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
         gpu_name, count = cfg.gpu.name, cfg.fit.count
         pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
         for market in sorted(markets, key=lambda m: m is Market.SPOT):  # on-demand first
-            if market is Market.SPOT and hours_left is not None and (
+            spot = market is Market.SPOT
+            if spot and hours_left is not None and (
                     hours + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
-            least = hours * (1 + hz_min * lost) if market is Market.SPOT else hours
+            least = hours * (1 + hz_min * lost) if spot else hours  # no offer here is faster
             if market is Market.ON_DEMAND and pool:
                 listed = (*pool, *listed)
                 prices = (*(float(o.price_per_hour) for o in pool), *prices)
+            list_hours = float("inf")  # fastest offer of this list so far (all cheaper)
             for offer, price in zip(listed, prices, strict=True):
                 if not everywhere and not allowed(offer):
                     continue
                 floor = price * least  # no later (pricier) offer of this list costs less
                 if (budget_f is not None and floor > budget_f) or (
-                        cap is not None and offer.price_per_hour > cap):
+                        cap_f is not None and price > cap_f):
                     break
-                key = (least, floor) if by_time else (floor, least)
-                best_here = best_of_gpu.get(gpu_name)
-                if (len(heap) >= ctx.top and key >= (-heap[0][0], -heap[0][1])
-                        and best_here is not None and floor >= float(best_here.expected_cost)
-                        and frontier.dominated(floor, least)):
-                    break  # cannot enter the top N, the frontier or this model's best
+                full = len(heap) >= top_n
+                if full and floor >= best_cost.get(gpu_name, float("inf")):
+                    worst = (-heap[0][0], -heap[0][1])
+                    if ((least, floor) if by_time else (floor, least)) >= worst and (
+                            list_hours <= least or frontier.dominated(floor, least)):
+                        break  # cannot enter the top N, the frontier or this model's best
                 if offer.place in ctx.avoid:
                     continue
                 n_pre, source = 0.0, ""
                 expected = hours
-                if offer.market is Market.SPOT:
+                if spot:
                     hazard, source = preemptions_per_hour(
                         offer, ctx.observed_preemptions, ctx.default_preemptions
                     )
@@ -325,11 +330,11 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 cost_f = price * expected
                 if budget_f is not None and cost_f > budget_f * (1 + 1e-9):
                     continue
-                k = (expected, cost_f) if by_time else (cost_f, expected)
-                enters = len(heap) < ctx.top or (-k[0], -k[1]) > heap[0][:2]
-                on_frontier = not frontier.dominated(cost_f, expected)
-                known = best_of_gpu.get(gpu_name)
-                cheaper = known is None or cost_f < float(known.expected_cost)
+                k0, k1 = (expected, cost_f) if by_time else (cost_f, expected)
+                enters = not full or (-k0, -k1) > heap[0][:2]
+                on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
+                list_hours = min(list_hours, expected)
+                cheaper = cost_f < best_cost.get(gpu_name, float("inf"))
                 if not (enters or on_frontier or cheaper):
                     continue  # this offer cannot change the plan: skip the exact costing
                 cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
@@ -339,14 +344,16 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     continue
                 cand = Candidate(offer, cfg.fit, cfg.runtime, hours, expected, cost, n_pre,
                                  source)
+                known = best_of_gpu.get(gpu_name)
                 if known is None or cost < known.expected_cost:
                     best_of_gpu[gpu_name] = cand
+                    best_cost[gpu_name] = float(cost)
                 if on_frontier:
                     frontier.add(float(cost), expected, cand)
                 if enters:
                     seq += 1
-                    item = (-k[0], -k[1], -seq, cand)
-                    if len(heap) < ctx.top:
+                    item = (-k0, -k1, -seq, cand)
+                    if not full:
                         heapq.heappush(heap, item)
                     else:
                         heapq.heapreplace(heap, item)

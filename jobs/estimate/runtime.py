@@ -20,11 +20,15 @@ utilisation.py. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.estimate.fit import Fit, Layout
+from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
+from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
+from gpuopt.jobs.estimate.memory.training import lora_params
+from gpuopt.jobs.estimate.memory.weights import compute_bytes
 from gpuopt.jobs.estimate.utilisation import training_mfu
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
@@ -84,17 +88,21 @@ def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> floa
     return forward * passes
 
 
-def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int) -> float:
+def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
+    """Parameters with gradients: all (full), or the adapters' r x (in + out) per target."""
+    if workload.method == "full":
+        return arch.params
+    return lora_params(arch, workload.lora_targets, workload.lora_rank)
+
+
+def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int,
+                             trainable: int | None = None) -> float:
     """Bytes each GPU sends per optimizer step (ring collectives: 2 (n-1)/n x payload)."""
     if gpus <= 1:
         return 0.0
     frac = (gpus - 1) / gpus  # share of a ring collective's payload each GPU sends
-    if workload.method == "full":
-        trainable = arch.params
-    else:  # adapters: tiny gradients, r x (in + out) per target, all layers
-        from gpuopt.jobs.estimate.memory.training import lora_params
-
-        trainable = lora_params(arch, workload.lora_targets, workload.lora_rank)
+    if trainable is None:
+        trainable = trainable_params(arch, workload)
     grad_bytes = 2.0 * trainable  # 16-bit gradients
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
         # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
@@ -104,7 +112,8 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
 
 
 def scaling_efficiency(
-    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float,
+    trainable: int | None = None,
 ) -> float:
     """compute / (compute + exposed communication) for one optimizer step."""
     if gpus <= 1:
@@ -115,7 +124,7 @@ def scaling_efficiency(
         * tokens_per_step
         / (gpu.tflops_for(workload.weight_precision) * 1e12 * mfu * gpus)
     )
-    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus) / (
+    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus, trainable) / (
         gpu.link_gbps * 1e9 * LINK_EFFICIENCY
     )
     exposed = max(0.0, comm_s - COMM_OVERLAP * compute_s) if comm_s > 0 else 0.0
@@ -124,17 +133,18 @@ def scaling_efficiency(
 
 
 def training_runtime(
-    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+    trainable: int | None = None, layout: str = "",
 ) -> RuntimeEstimate:
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
     mfu = training_mfu(arch, workload, gpu)
-    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu)
+    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable)
     flops_per_s = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * mfu * scaling
     tps = flops_per_s / training_flops_per_token(arch, workload)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
-                           scaling=scaling)
+                           scaling=scaling, layout=layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,10 +204,14 @@ class EstimateCache:
 
     def __init__(self) -> None:
         self._cache: dict[int, MemoryEstimate] = {}
+        self._trainable: int | None = None
+
+    def trainable(self, arch: Architecture, workload: WorkloadSpec) -> int:
+        if self._trainable is None:
+            self._trainable = trainable_params(arch, workload)
+        return self._trainable
 
     def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec) -> MemoryEstimate:
-        from gpuopt.jobs.estimate.memory import estimate_memory
-
         if gpus not in self._cache:
             self._cache[gpus] = estimate_memory(arch, workload, gpus)
         return self._cache[gpus]
@@ -214,9 +228,6 @@ def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
 
 def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
                       est: MemoryEstimate, fit: Fit) -> InferenceMemory:
-    from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
-    from gpuopt.jobs.estimate.memory.weights import compute_bytes
-
     kv_b = (KV_BYTES[workload.kv_cache_dtype] if workload.kv_cache_dtype
             else compute_bytes(workload.weight_precision))
     return InferenceMemory(
@@ -235,11 +246,9 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     else the fastest of the layouts whose memory fits (tensor parallel over all of them
     when none does).
     """
-    from gpuopt.jobs.estimate.fit import layouts
-
     if workload.type == "finetune":
-        return replace(training_runtime(arch, workload, gpu, gpus),
-                       layout=layouts(arch, workload, gpus)[0].name)
+        return training_runtime(arch, workload, gpu, gpus,
+                                layout=layouts(arch, workload, gpus)[0].name)
     cache = estimates or EstimateCache()
     if layout is None:
         best = best_layout(arch, workload, gpu, gpus, cache)
@@ -253,19 +262,16 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
                 estimates: EstimateCache | None = None,
                 ) -> tuple[Layout, Fit, RuntimeEstimate] | None:
     """The fastest way to run the job on ``gpus`` x ``gpu`` whose memory fits, or None."""
-    from gpuopt.jobs.estimate.fit import check_fit, layouts
-
     cache = estimates or EstimateCache()
     best: tuple[Layout, Fit, RuntimeEstimate] | None = None
-    training: RuntimeEstimate | None = None
     for lay in layouts(arch, workload, gpus):
         est = cache.get(lay.shard, arch, workload)
         fit = check_fit(gpu, lay.shard, est)
         if not fit.fits:
             continue
         if workload.type == "finetune":
-            training = training or training_runtime(arch, workload, gpu, gpus)
-            rt = replace(training, layout=lay.name)
+            rt = training_runtime(arch, workload, gpu, gpus, cache.trainable(arch, workload),
+                                  lay.name)
         else:
             mem = _inference_memory(arch, workload, lay.shard, est, fit)
             rt = inference_runtime(arch, workload, gpu, lay.shard, mem, lay.replicas, lay.name)
