@@ -37,7 +37,7 @@ def plan(
     """
     from datetime import UTC, datetime
 
-    from gpuopt.providers.errors import UserError
+    from gpuopt.core.errors import UserError
 
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
