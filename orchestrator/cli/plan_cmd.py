@@ -38,7 +38,6 @@ def plan(
     from datetime import UTC, datetime
 
     from gpuopt.core.errors import UserError
-
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.planning import plan_spec
