@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
@@ -35,7 +35,16 @@ class Architecture:
     norms_per_layer: int = 2  # Falcon-7B's parallel block has 1
     learned_positions: int = 0  # rows of a learned position table (GPT-2, OPT)
     hf_id: str | None = None
+    family: str = "llama"  # module naming: llama | falcon | gpt2 | opt | phi3 (modules.py)
     params_override: int | None = None  # explicit `params:` from the job spec
+    # computed once from the shapes (the planner reads them for every configuration)
+    _params: int = field(init=False, repr=False, compare=False, default=0)
+    _active: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        params = self.params_override or self.computed_params()
+        object.__setattr__(self, "_params", params)
+        object.__setattr__(self, "_active", self._active_params(params))
 
     @property
     def dim_head(self) -> int:
@@ -114,18 +123,21 @@ class Architecture:
 
     @property
     def params(self) -> int:
-        return self.params_override or self.computed_params()
+        return self._params
 
     @property
     def active_params(self) -> int:
         """Parameters touched per token (MoE: only experts_per_token experts)."""
+        return self._active
+
+    def _active_params(self, params: int) -> int:
         if not self.is_moe:
-            return self.params
+            return params
         per_expert = sum(
             a * b for m, (a, b) in self.linear_shapes().items() if self.expert_count(m) > 1
         )
         idle = self.layers * per_expert * (self.num_experts - self.experts_per_token)
-        return self.params - idle
+        return params - idle
 
 
 def _llama(name: str, hf_id: str, h: int, layers: int, heads: int, kv: int, i: int, vocab: int,
@@ -149,22 +161,24 @@ _TABLE: tuple[Architecture, ...] = (
     _llama("qwen2.5-7b", "Qwen/Qwen2.5-7B", 3584, 28, 28, 4, 18944, 152064, 131072,
            attention_bias=True),
     _llama("phi-3-mini", "microsoft/Phi-3-mini-4k-instruct", 3072, 32, 32, 32, 8192, 32064,
-           4096),
+           4096, family="phi3"),
     # Falcon-7B: multi-query attention (1 K/V head), parallel attention+MLP sharing one
     # LayerNorm, GELU MLP of 4h, no linear biases, lm_head tied to the embedding.
     Architecture(name="falcon-7b", hf_id="tiiuae/falcon-7b", hidden_size=4544, layers=32,
                  heads=71, kv_heads=1, intermediate_size=4 * 4544, vocab_size=65024,
                  max_position_embeddings=2048, gated_mlp=False, tie_embeddings=True,
-                 norm_bias=True, norms_per_layer=1),
+                 norm_bias=True, norms_per_layer=1, family="falcon"),
     Architecture(name="gpt2", hf_id="openai-community/gpt2", hidden_size=768, layers=12, heads=12,
                  kv_heads=12, intermediate_size=3072, vocab_size=50257,
                  max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
-                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024),
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
+                 family="gpt2"),
     # OPT keeps 2 extra rows in its learned position table (offset 2).
     Architecture(name="opt-1.3b", hf_id="facebook/opt-1.3b", hidden_size=2048, layers=24,
                  heads=32, kv_heads=32, intermediate_size=8192, vocab_size=50272,
                  max_position_embeddings=2048, gated_mlp=False, tie_embeddings=True,
-                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=2050),
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=2050,
+                 family="opt"),
 )
 
 ARCHITECTURES: Mapping[str, Architecture] = MappingProxyType({a.name: a for a in _TABLE})
@@ -196,12 +210,14 @@ def find_architecture(name: str) -> Architecture | None:
     return ARCHITECTURES[canon] if canon else None
 
 
-def architecture_from_params(params: int, **given: int | None) -> Architecture:
+def architecture_from_params(params: int, gated: bool = True,
+                             **given: int | None) -> Architecture:
     """A Llama-shaped architecture for an explicit parameter count.
 
     Unknown dimensions follow the Llama family's proportions (head_dim 128, depth
     ~ hidden/128, SwiGLU intermediate 8/3 h rounded to 256, vocab 32000): params ~ 12 L h^2.
-    Whatever the spec gives explicitly wins. The count itself is always ``params``.
+    ``gated=False``: a plain GELU MLP of 4 h (GPT-2, OPT, Falcon, MPT, BLOOM), the same
+    12 L h^2. Whatever the spec gives explicitly wins. The count itself is always ``params``.
     """
     h = given.get("hidden_size")
     layers = given.get("layers")
@@ -215,7 +231,8 @@ def architecture_from_params(params: int, **given: int | None) -> Architecture:
         layers = max(1, round(params / (12 * h * h)))
     heads = given.get("heads") or max(1, h // 128)
     kv_heads = given.get("kv_heads") or heads
-    inter = given.get("intermediate_size") or max(256, round(8 * h / 3 / 256) * 256)
+    default_inter = round(8 * h / 3 / 256) * 256 if gated else 4 * h
+    inter = given.get("intermediate_size") or max(256, default_inter)
     vocab = given.get("vocab_size") or 32000
     return Architecture(
         name=f"custom-{params}",
@@ -225,5 +242,6 @@ def architecture_from_params(params: int, **given: int | None) -> Architecture:
         kv_heads=kv_heads,
         intermediate_size=inter,
         vocab_size=vocab,
+        gated_mlp=gated,
         params_override=params,
     )

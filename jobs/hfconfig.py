@@ -45,6 +45,7 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
             vocab_size=_int(cfg, "vocab_size"), max_position_embeddings=n_pos,
             gated_mlp=False, tie_embeddings=bool(cfg.get("tie_word_embeddings", True)),
             attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=n_pos,
+            family="gpt2",
         )
     if model_type == "opt":
         h = _int(cfg, "hidden_size")
@@ -58,6 +59,7 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
             attention_bias=bool(cfg.get("enable_bias", True)),
             mlp_bias=bool(cfg.get("enable_bias", True)), norm_bias=True,
             learned_positions=n_pos + 2,  # OPTLearnedPositionalEmbedding offset of 2
+            family="opt",
         )
     if model_type in ("falcon", "refinedweb", "refinedwebmodel"):
         h = _int(cfg, "hidden_size", "n_embd")
@@ -79,6 +81,7 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
             attention_bias=bool(cfg.get("bias", False)), mlp_bias=bool(cfg.get("bias", False)),
             norm_bias=True,
             norms_per_layer=2 if new_arch or not cfg.get("parallel_attn", True) else 1,
+            family="falcon",
         )
     # llama, mistral, mixtral, qwen2, phi3 and other Llama-shaped decoders.
     h = _int(cfg, "hidden_size")
@@ -100,6 +103,7 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
         # Qwen2 puts biases on q/k/v without a config key; others say attention_bias.
         attention_bias=bool(cfg.get("attention_bias", model_type == "qwen2")),
         mlp_bias=bool(cfg.get("mlp_bias", False)),
+        family="phi3" if model_type == "phi3" else "llama",
     )
 
 

@@ -11,8 +11,9 @@ import difflib
 import types
 import typing
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,7 +23,13 @@ from gpuopt.jobs.spec import JobSpec
 _MAX_ERRORS = 20
 
 
-def load_job_spec(path: str | Path) -> JobSpec:
+Purpose = Literal["plan", "estimate"]
+
+
+def load_job_spec(path: str | Path, purpose: Purpose | None = None,
+                  now: datetime | None = None) -> JobSpec:
+    """Read and validate a job file. ``purpose="plan"`` also requires the amount of work
+    (tokens / requests); ``now`` (aware) rejects an absolute deadline already past."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -32,12 +39,14 @@ def load_job_spec(path: str | Path) -> JobSpec:
         raise SpecError(f"{path}: is a directory, expected a job.yaml file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read: {exc}") from None
-    return parse_job_spec(text, str(path), base_dir=path.resolve().parent)
+    return parse_job_spec(text, str(path), base_dir=path.resolve().parent, purpose=purpose,
+                          now=now)
 
 
-def parse_job_spec(text: str, filename: str, base_dir: Path | None = None) -> JobSpec:
+def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
+                   purpose: Purpose | None = None, now: datetime | None = None) -> JobSpec:
     """Validate YAML text; relative `model.config` paths resolve against ``base_dir``
-    (default: the directory of ``filename``)."""
+    (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec."""
     if base_dir is None:
         base_dir = Path(filename).resolve().parent
     doc = _load_yaml(text, filename)
@@ -53,11 +62,43 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None) -> Jo
     except _TooDeep:
         raise SpecError(f"{filename}:1: the document nests too deeply") from None
     try:
-        return JobSpec.model_validate(data, context={"base_dir": base_dir})
+        spec = JobSpec.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
         found = [_describe(err, doc, filename) for err in exc.errors()[:_MAX_ERRORS]]
         ordered = sorted(dict.fromkeys(found), key=lambda item: item[0])
         raise SpecError([text for _, text in ordered]) from None
+    problems = _stated_inputs(spec, purpose, now)
+    if problems:
+        raise SpecError([f"{filename}:{_line_of(doc, loc) or 1} {'.'.join(loc)}: {why}"
+                         for loc, why in problems])
+    return spec
+
+
+def _stated_inputs(spec: JobSpec, purpose: Purpose | None,
+                   now: datetime | None) -> list[tuple[tuple[str, ...], str]]:
+    """Inputs a purpose needs that the file leaves out, and a deadline already past."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    w = spec.workload
+    if purpose == "plan":
+        if w.type == "finetune" and w.total_tokens is None:
+            out.append((("workload",), "planning a fine-tune needs the amount of work: give "
+                        "`tokens` (e.g. 120m), or `epochs` with `dataset_tokens`"))
+        if w.type == "inference" and w.requests is None:
+            out.append((("workload",), "planning inference needs the amount of work: give "
+                        "`requests` (the number of prompts to run)"))
+    if w.type == "finetune" and w.method != "full":
+        from gpuopt.jobs.modules import module_names, unknown_targets
+
+        arch = spec.resolved_model()
+        bad = unknown_targets(arch, w.lora_targets)
+        if bad:
+            out.append((("workload", "lora_targets"),
+                        f"{', '.join(bad)}: not a module of {arch.name}; its linear modules "
+                        f"are {', '.join(module_names(arch))} (or all-linear)"))
+    if now is not None and isinstance(spec.deadline, datetime) and spec.deadline <= now:
+        out.append((("deadline",), f"{spec.deadline.isoformat()} is already past (it is "
+                    f"{now.astimezone(UTC).isoformat(timespec='seconds')} now)"))
+    return out
 
 
 def _load_yaml(text: str, filename: str) -> Any:

@@ -43,6 +43,7 @@ Precision = Literal["fp32", "bf16", "fp16", "int8", "int4", "nf4"]
 QUANTIZED: frozenset[str] = frozenset({"int8", "int4", "nf4"})
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor"]
 KvDtype = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+Framework = Literal["hf", "torchtune", "litgpt", "llm-foundry", "megatron", "deepspeed"]
 
 
 def _count(value: object) -> int:
@@ -93,6 +94,9 @@ class ModelSpec(_Strict):
     kv_heads: int | None = Field(default=None, ge=1, le=10_000)
     intermediate_size: int | None = Field(default=None, ge=1, le=10_000_000)
     vocab_size: int | None = Field(default=None, ge=1, le=100_000_000)
+    # Explicit params only: SwiGLU-style gated MLP (Llama, Mistral, Qwen) or a plain
+    # GELU MLP (GPT-2, OPT, Falcon, MPT, BLOOM), which keeps fewer activations.
+    mlp: Literal["gated", "plain"] | None = None
 
     _arch: Architecture | None = PrivateAttr(default=None)
 
@@ -145,6 +149,9 @@ class ModelSpec(_Strict):
         given = {d: getattr(self, d) for d in dims if getattr(self, d) is not None}
         if given and self.params is None:
             raise ValueError(f"{', '.join(given)} only go with `params`")
+        if self.mlp is not None and self.params is None:
+            raise ValueError("mlp only goes with `params` (a named or config.json model "
+                             "has its own)")
         if self.name is not None:
             self._arch = ARCHITECTURES[self.name]
         elif self.config is not None:
@@ -162,7 +169,8 @@ class ModelSpec(_Strict):
             h = given.get("hidden_size")
             if h and heads and h % heads:
                 raise ValueError("hidden_size must be a multiple of heads")
-            self._arch = architecture_from_params(self.params, **given)
+            self._arch = architecture_from_params(self.params, gated=self.mlp != "plain",
+                                                  **given)
         return self
 
     def architecture(self) -> Architecture:
@@ -192,14 +200,21 @@ class WorkloadSpec(_Strict):
     seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
     flash_attention: bool = True
     # Achieved model FLOPs utilisation override for the runtime model (0 < mfu <= 1);
-    # None = the documented defaults in policies/runtime.py.
+    # None = the documented defaults in jobs/estimate/utilisation.py.
     mfu: float | None = Field(default=None, gt=0, le=1)
-    # Inference
-    prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)
-    output_tokens: int = Field(default=256, ge=0, le=10_000_000)
+    # The training framework class, for its achieved utilisation (utilisation.py).
+    framework: Framework = "hf"
+    # Inference (prompt_tokens and output_tokens are required for type: inference)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
+    # The most sequences the engine runs at once (vLLM max_num_seqs); it runs as many as
+    # its KV cache holds.
     concurrency: int = Field(default=1, ge=1, le=1_000_000)
     requests: int | None = Field(default=None, ge=1)
     kv_cache_dtype: KvDtype | None = None
+    # Tokens the engine schedules per step (vLLM max_num_batched_tokens); None: the
+    # default in jobs/estimate/memory/inference.py.
+    max_batched_tokens: int | None = Field(default=None, ge=16, le=10_000_000)
 
     @field_validator("lora_targets", mode="before")
     @classmethod
@@ -209,8 +224,8 @@ class WorkloadSpec(_Strict):
         if isinstance(value, list | tuple):
             if not value:
                 raise ValueError("name at least one module, e.g. [q_proj, v_proj]")
-            known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
-                     "down_proj", "all-linear"}
+            from gpuopt.jobs.modules import ALL_NAMES as known
+
             for item in value:
                 if not isinstance(item, str) or item not in known:
                     close = difflib.get_close_matches(str(item), sorted(known), n=1)
@@ -224,12 +239,18 @@ class WorkloadSpec(_Strict):
         if self.type == "inference":
             train_only = {"method", "lora_rank", "lora_targets", "optimizer",
                           "gradient_checkpointing", "zero_stage", "fsdp", "tokens", "epochs",
-                          "dataset_tokens"} & set_
+                          "dataset_tokens", "framework"} & set_
             if train_only:
                 raise ValueError(f"{', '.join(sorted(train_only))} only apply to type: finetune")
+            missing = [k for k in ("prompt_tokens", "output_tokens") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(
+                    f"type: inference needs {' and '.join(missing)} (tokens per request; the "
+                    "KV cache and the work depend on them)"
+                )
             return self
         infer_only = {"prompt_tokens", "output_tokens", "concurrency", "requests",
-                      "kv_cache_dtype"} & set_
+                      "kv_cache_dtype", "max_batched_tokens"} & set_
         if infer_only:
             raise ValueError(f"{', '.join(sorted(infer_only))} only apply to type: inference")
         if self.zero_stage and self.fsdp:
@@ -256,12 +277,22 @@ class WorkloadSpec(_Strict):
         return "nf4" if self.method == "qlora" and self.type == "finetune" else "bf16"
 
     @property
+    def prompt_len(self) -> int:
+        """prompt_tokens (validated present for inference; 0 for fine-tuning)."""
+        return self.prompt_tokens or 0
+
+    @property
+    def output_len(self) -> int:
+        """output_tokens (validated present for inference; 0 for fine-tuning)."""
+        return self.output_tokens or 0
+
+    @property
     def sequence_length(self) -> int:
         """Tokens per sequence: seq_len, or prompt + output for inference."""
         if self.seq_len is not None:
             return self.seq_len
         if self.type == "inference":
-            return self.prompt_tokens + self.output_tokens
+            return self.prompt_len + self.output_len
         return 2048
 
     @property
@@ -325,7 +356,10 @@ class CheckpointSpec(_Strict):
 
 def _deadline(value: object) -> object:
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        if value.tzinfo is None:
+            raise ValueError(f"{value.isoformat()} has no time zone: add one, e.g. "
+                             f"{value.isoformat()}Z for UTC or {value.isoformat()}+02:00")
+        return value
     if isinstance(value, date):
         raise ValueError("give a time, not only a date: e.g. 2025-07-01T18:00:00Z, or 36h")
     if isinstance(value, str):
@@ -338,7 +372,8 @@ def _deadline(value: object) -> object:
                     f"{value!r} is neither a duration (36h) nor an ISO-8601 time"
                 ) from None
             if when.tzinfo is None:
-                raise ValueError("add a time zone to the deadline, e.g. 2025-07-01T18:00:00Z")
+                raise ValueError(f"{text} has no time zone: add one, e.g. {text}Z for UTC "
+                                 f"or {text}+02:00")
             return when
     return parse_duration(value)
 

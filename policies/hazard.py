@@ -34,9 +34,11 @@ RESTART_OVERHEAD_HOURS = 0.1
 MIN_OBSERVED_HOURS = 10.0
 
 
+ADVISOR_HAZARDS = tuple(-math.log(1 - p) / HOURS_PER_MONTH for p in ADVISOR_BUCKET_MONTHLY)
+
+
 def advisor_hazard(bucket: int) -> float:
-    p = ADVISOR_BUCKET_MONTHLY[max(0, min(bucket, len(ADVISOR_BUCKET_MONTHLY) - 1))]
-    return -math.log(1 - p) / HOURS_PER_MONTH
+    return ADVISOR_HAZARDS[max(0, min(bucket, len(ADVISOR_HAZARDS) - 1))]
 
 
 def preemptions_per_hour(
@@ -58,3 +60,16 @@ def preemptions_per_hour(
         if seen is not None and seen[1] >= MIN_OBSERVED_HOURS:
             return seen[0] / seen[1], "observed"
     return defaults.get(offer.cloud, FALLBACK_PREEMPTIONS_PER_HOUR), "default"
+
+
+def min_hazard(
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    defaults: Mapping[str, float] | None = None,
+) -> float:
+    """The lowest hazard :func:`preemptions_per_hour` can return for any offer: a bound
+    the planner uses to stop walking pricier spot offers that cannot be faster."""
+    if defaults is None:
+        defaults = default_preemptions_per_hour()
+    rates = [advisor_hazard(0), FALLBACK_PREEMPTIONS_PER_HOUR, *defaults.values()]
+    rates += [n / h for n, h in (observed or {}).values() if h >= MIN_OBSERVED_HOURS]
+    return max(0.0, min(rates))

@@ -16,22 +16,22 @@ the offers, the time and what was observed; nothing here reads a clock or a data
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Literal
 
 from gpuopt.core.money import MICRO_USD
 from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory import estimate_memory
+from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
+from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
-from gpuopt.policies.fit import Fit, candidate_counts, check_fit, usable_gib
-from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, preemptions_per_hour
+from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.runtime import EstimateCache, RuntimeEstimate, estimate_runtime
-from gpuopt.providers.clouds import default_preemptions_per_hour
+from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
 
@@ -66,6 +66,7 @@ class PlacementContext:
     owned_reserved: Sequence[OwnedReserved] = ()
     markets: tuple[Market, ...] | None = None  # force e.g. (ON_DEMAND,) under a deadline
     top: int = 20
+    minimize: Literal["cost", "time"] = "cost"  # time: the fastest within the limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,8 @@ class Candidate:
             "risk": self.risk,
             "risk_source": self.hazard_source,
             "per_gpu_gib": round(self.fit.per_gpu_gib, 2),
+            "layout": self.runtime.layout,
+            "effective_concurrency": self.fit.concurrency,
             "tokens_per_second": round(self.runtime.tokens_per_second, 1),
             "fits": self.fit.fits,
             "source": o.source,
@@ -124,6 +127,9 @@ class Plan:
     candidates: tuple[Candidate, ...]
     excluded: tuple[Exclusion, ...]
     nearest_miss: str | None = None  # when nothing fits anywhere: what to change
+    # The cost/time Pareto set of every placement within the limits, cheapest first:
+    # each row is faster than every cheaper one.
+    frontier: tuple[Candidate, ...] = ()
 
     @property
     def best(self) -> Candidate | None:
@@ -135,6 +141,7 @@ class _Config:
     gpu: GpuSpec
     fit: Fit
     runtime: RuntimeEstimate
+    hours: float  # uninterrupted hours for the remaining work
 
 
 def _hours_left(ctx: PlacementContext) -> float | None:
@@ -143,58 +150,35 @@ def _hours_left(ctx: PlacementContext) -> float | None:
     return (ctx.deadline_at - ctx.now) / timedelta(hours=1)
 
 
-def _configs(
+@dataclass(slots=True)
+class _ModelSearch:
+    """What the search found for one GPU model, for the reason it is left out."""
+
+    sold: list[int] = field(default_factory=list)  # counts sold in the allowed places
+    configs: list[_Config] = field(default_factory=list)  # fit memory (deadline or not)
+    too_small: Fit | None = None  # the largest sold count's fit, when none fits
+
+
+def _search_model(
     arch: Architecture,
     workload: WorkloadSpec,
-    spec: JobSpec,
+    gpu: GpuSpec,
+    sold: list[int],
     ctx: PlacementContext,
-    has_offers: Callable[[str, int], bool],
-) -> tuple[list[_Config], list[Exclusion], bool]:
-    """Per allowed GPU model, the smallest count that fits, meets the deadline on-demand
-    and is sold somewhere (AWS sells A100s only by 8: then 8 is what "needed" means).
-
-    Also says whether the job fits the memory of any allowed GPU at all.
-    """
-    configs: list[_Config] = []
-    excluded: list[Exclusion] = []
-    hours_left = _hours_left(ctx)
-    estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
-    fits_somewhere = False
-    for name in spec.resources.gpus:
-        gpu = GPUS[name]
-        counts = candidate_counts(arch, workload, spec.resources.max_gpus_per_node)
-        fits = [check_fit(gpu, c, estimates.get(c, arch, workload)) for c in counts]
-        fitting = [f for f in fits if f.fits]
-        if not fitting:
-            worst = fits[-1]
-            excluded.append(Exclusion(name, (
-                f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count}, "
-                f"{usable_gib(gpu):.1f} GiB usable"
-            )))
+    estimates: EstimateCache,
+) -> _ModelSearch:
+    """Every sold count of one GPU model: its memory fit and, when it fits, its speed in
+    the fastest layout (data parallel; tensor parallel or replicas for inference)."""
+    found = _ModelSearch(sold=sold)
+    for count in sold:
+        best = best_layout(arch, workload, gpu, count, estimates)
+        if best is None:
+            largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
+            found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
             continue
-        fits_somewhere = True
-        sold = [f for f in fitting if has_offers(name, f.count)]
-        if not sold:
-            counts_text = "/".join(str(f.count) for f in fitting)
-            excluded.append(Exclusion(name, f"no offer for {name} x{counts_text}"))
-            continue
-        chosen: _Config | None = None
-        slowest_hours = 0.0
-        for fit in sold:
-            rt = estimate_runtime(arch, workload, gpu, fit.count, estimates)
-            hours = rt.hours * ctx.remaining_fraction
-            slowest_hours = hours
-            if hours_left is None or hours <= hours_left:
-                chosen = _Config(gpu, fit, rt)
-                break
-        if chosen is None:
-            excluded.append(Exclusion(name, (
-                f"cannot meet the deadline even on-demand: needs {slowest_hours:.1f} h, "
-                f"{max(hours_left or 0.0, 0.0):.1f} h left"
-            )))
-            continue
-        configs.append(chosen)
-    return configs, excluded, fits_somewhere
+        _, fit, rt = best
+        found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction))
+    return found
 
 
 def _allowed_markets(spec: JobSpec, ctx: PlacementContext) -> tuple[Market, ...]:
@@ -230,97 +214,267 @@ def _owned_offers(index: OfferIndex, ctx: PlacementContext) -> list[Offer]:
     return owned
 
 
+def _sold_counts(index: OfferIndex, gpu: str, max_gpus: int, markets: tuple[Market, ...],
+                 allowed: Callable[[Offer], bool], owned: Sequence[Offer]) -> list[int]:
+    """GPU counts of ``gpu`` that some allowed place sells in an allowed market, decided
+    from the offers themselves (AWS sells H100 only as 8; GCP A100 as 1/2/4/8/16)."""
+    counts = {o.gpu_count for o in owned if o.gpu == gpu and allowed(o)}
+    for count in index.counts(gpu):
+        if count > max_gpus or count in counts:
+            continue
+        if any(allowed(o) for m in markets for o in index.sorted_offers(gpu, count, m)):
+            counts.add(count)
+    return sorted(c for c in counts if c <= max_gpus)
+
+
+class _Frontier:
+    """The Pareto set of (expected cost, expected hours) seen so far."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[float, float, Candidate]] = []
+
+    def dominated(self, cost: float, hours: float) -> bool:
+        return any(c <= cost and h <= hours for c, h, _ in self.points)
+
+    def add(self, cost: float, hours: float, cand: Candidate) -> None:
+        if self.dominated(cost, hours):
+            return
+        self.points = [p for p in self.points if not (cost <= p[0] and hours <= p[1])]
+        self.points.append((cost, hours, cand))
+
+    def sorted(self) -> tuple[Candidate, ...]:
+        return tuple(c for *_, c in sorted(self.points, key=lambda p: (p[0], p[1])))
+
+
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
+    """Every sold GPU count of every allowed model, every offer: the cheapest (or, with
+    ``ctx.minimize == "time"``, the fastest) placements within the limits, the cost/time
+    frontier, and for each model left out the constraint that binds."""
     arch = spec.resolved_model()
     workload = spec.workload
+    require_work_inputs(workload)
     markets = _allowed_markets(spec, ctx)
     owned = _owned_offers(index, ctx)
-
-    def has_offers(gpu: str, count: int) -> bool:
-        return any(index.sorted_offers(gpu, count, m) for m in markets) or any(
-            o.gpu == gpu and o.gpu_count == count for o in owned
-        )
-
-    configs, excluded, fits_somewhere = _configs(arch, workload, spec, ctx, has_offers)
     budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
+    budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
     clouds = set(spec.resources.clouds)
     regions = set(spec.resources.regions) if spec.resources.regions else None
+    by_time = ctx.minimize == "time"
+    hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
 
-    heap: list[tuple[float, float, int, Candidate]] = []  # min-heap of the top N by -cost
+    def allowed(o: Offer) -> bool:
+        return o.cloud in clouds and (regions is None or o.region in regions)
+
+    everywhere = regions is None and clouds >= set(cloud_names())  # nothing filtered out
+
+    estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
+    searched: dict[str, _ModelSearch] = {}
+    configs: list[_Config] = []
+    for name in spec.resources.gpus:
+        sold = _sold_counts(index, name, spec.resources.max_gpus_per_node, markets, allowed,
+                            owned)
+        found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
+        searched[name] = found
+        configs += [c for c in found.configs if hours_left is None or c.hours <= hours_left]
+    configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
+
+    heap: list[tuple[float, float, int, Candidate]] = []  # the top N, worst at heap[0]
     best_of_gpu: dict[str, Candidate] = {}  # cheapest per GPU model, for the pick's reason
+    best_cost: dict[str, float] = {}  # the same, as floats for the bounds
+    frontier = _Frontier()
+    cap_f = float(cap) if cap is not None else None
+    top_n = ctx.top
     seq = 0
     for cfg in configs:
-        hours = cfg.runtime.hours * ctx.remaining_fraction
+        hours = cfg.hours
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
-        why: Counter[str] = Counter()
-        pool = [o for o in owned if o.gpu == cfg.gpu.name and o.gpu_count == cfg.fit.count]
-        for market in markets:
-            listed = index.sorted_offers(cfg.gpu.name, cfg.fit.count, market)
-            for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
-                price = float(offer.price_per_hour)
-                # Every candidate costs at least price x hours: once that exceeds the N-th
-                # best (and this GPU model has its best already), no later, pricier offer
-                # of this list can enter the top N.
-                if (len(heap) >= ctx.top and price * hours >= -heap[0][0]
-                        and cfg.gpu.name in best_of_gpu):
+        gpu_name, count = cfg.gpu.name, cfg.fit.count
+        pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
+        for market in sorted(markets, key=lambda m: m is Market.SPOT):  # on-demand first
+            spot = market is Market.SPOT
+            if spot and hours_left is not None and (
+                    hours + lost + ctx.restart_overhead_hours > hours_left):
+                continue  # no slack for one preemption before the deadline
+            listed = index.sorted_offers(gpu_name, count, market)
+            prices = index.sorted_prices(gpu_name, count, market)
+            least = hours * (1 + hz_min * lost) if spot else hours  # no offer here is faster
+            if market is Market.ON_DEMAND and pool:
+                listed = (*pool, *listed)
+                prices = (*(float(o.price_per_hour) for o in pool), *prices)
+            list_hours = float("inf")  # fastest offer of this list so far (all cheaper)
+            for offer, price in zip(listed, prices, strict=True):
+                if not everywhere and not allowed(offer):
+                    continue
+                floor = price * least  # no later (pricier) offer of this list costs less
+                if (budget_f is not None and floor > budget_f) or (
+                        cap_f is not None and price > cap_f):
                     break
-                if offer.cloud not in clouds or (regions and offer.region not in regions):
-                    why["no offer in the allowed clouds/regions"] += 1
-                    continue
+                full = len(heap) >= top_n
+                if full and floor >= best_cost.get(gpu_name, float("inf")):
+                    worst = (-heap[0][0], -heap[0][1])
+                    if ((least, floor) if by_time else (floor, least)) >= worst and (
+                            list_hours <= least or frontier.dominated(floor, least)):
+                        break  # cannot enter the top N, the frontier or this model's best
                 if offer.place in ctx.avoid:
-                    why["avoided after repeated preemptions"] += 1
-                    continue
-                if cap is not None and offer.price_per_hour > cap:
-                    why[f"over the hourly cap (${cap}/h)"] += 1
                     continue
                 n_pre, source = 0.0, ""
                 expected = hours
-                if offer.market is Market.SPOT:
+                if spot:
                     hazard, source = preemptions_per_hour(
                         offer, ctx.observed_preemptions, ctx.default_preemptions
                     )
                     n_pre = hazard * hours
                     expected = hours + n_pre * lost
-                    slack_needed = hours + lost + ctx.restart_overhead_hours
-                    if hours_left is not None and slack_needed > hours_left:
-                        why["spot: no slack for a preemption before the deadline"] += 1
-                        continue
+                cost_f = price * expected
+                if budget_f is not None and cost_f > budget_f * (1 + 1e-9):
+                    continue
+                k0, k1 = (expected, cost_f) if by_time else (cost_f, expected)
+                enters = not full or (-k0, -k1) > heap[0][:2]
+                on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
+                list_hours = min(list_hours, expected)
+                cheaper = cost_f < best_cost.get(gpu_name, float("inf"))
+                if not (enters or on_frontier or cheaper):
+                    continue  # this offer cannot change the plan: skip the exact costing
                 cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
                     MICRO_USD, rounding=ROUND_HALF_EVEN
                 )
                 if budget is not None and cost > budget:
-                    why[f"over the budget (${budget})"] += 1
                     continue
                 cand = Candidate(offer, cfg.fit, cfg.runtime, hours, expected, cost, n_pre,
                                  source)
-                known = best_of_gpu.get(cfg.gpu.name)
+                known = best_of_gpu.get(gpu_name)
                 if known is None or cost < known.expected_cost:
-                    best_of_gpu[cfg.gpu.name] = cand
-                seq += 1
-                item = (-float(cost), -hours, -seq, cand)
-                if len(heap) < ctx.top:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
-        if cfg.gpu.name not in best_of_gpu and why:
-            reason, _ = why.most_common(1)[0]
-            excluded.append(Exclusion(cfg.gpu.name, reason))
+                    best_of_gpu[gpu_name] = cand
+                    best_cost[gpu_name] = float(cost)
+                if on_frontier:
+                    frontier.add(float(cost), expected, cand)
+                if enters:
+                    seq += 1
+                    item = (-k0, -k1, -seq, cand)
+                    if not full:
+                        heapq.heappush(heap, item)
+                    else:
+                        heapq.heapreplace(heap, item)
 
-    ranked = sorted(
-        (c for *_, c in heap),
-        key=lambda c: (c.expected_cost, c.est_hours, c.offer.price_per_hour, c.offer.key),
-    )
+    excluded = [
+        Exclusion(name, _binding_constraint(name, searched[name], spec, index, ctx, markets,
+                                            owned, allowed))
+        for name in spec.resources.gpus if name not in best_of_gpu
+    ]
+    ranked = sorted((c for *_, c in heap), key=lambda c: _rank_key(c, by_time))
     if ranked:
-        best = ranked[0].expected_cost
-        others = [c for g, c in best_of_gpu.items() if g != ranked[0].offer.gpu]
-        ranked = [replace(ranked[0], reason=top_reason(ranked[0], others))] + [
-            replace(c, reason=f"{_money(c.expected_cost - best)} more than the top pick")
-            for c in ranked[1:]
+        top = ranked[0]
+        others = [c for g, c in best_of_gpu.items() if g != top.offer.gpu]
+        first = fastest_reason(top) if by_time else top_reason(top, others)
+        ranked = [replace(top, reason=first)] + [
+            replace(c, reason=_versus(c, top, by_time)) for c in ranked[1:]
         ]
+    fits_somewhere = any(f.configs for f in searched.values()) or not any(
+        f.sold for f in searched.values())
     nearest = None if fits_somewhere else nearest_miss(arch, workload, spec)
-    return Plan(tuple(ranked), tuple(excluded), nearest)
+    return Plan(tuple(ranked), tuple(excluded), nearest, frontier.sorted())
+
+
+def require_work_inputs(workload: WorkloadSpec) -> None:
+    """Planning needs the amount of work: say which input is missing (the CLI checks the
+    file first, with its line; this guards every other caller)."""
+    if workload.type == "finetune" and workload.total_tokens is None:
+        raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
+    if workload.type == "inference" and workload.requests is None:
+        raise ValueError("inference needs workload.requests")
+
+
+def _rank_key(c: Candidate, by_time: bool) -> tuple[object, ...]:
+    tail = (c.offer.price_per_hour, c.offer.key)
+    if by_time:
+        return (c.expected_hours, c.expected_cost, *tail)
+    return (c.expected_cost, c.est_hours, *tail)
+
+
+def _versus(c: Candidate, top: Candidate, by_time: bool) -> str:
+    more = _money(c.expected_cost - top.expected_cost)
+    if by_time:
+        return f"{c.expected_hours - top.expected_hours:.1f} h slower than the top pick"
+    return f"{more} more than the top pick"
+
+
+def fastest_reason(top: Candidate) -> str:
+    o = top.offer
+    return (f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}: the fastest "
+            f"within the limits: {top.expected_hours:.1f} h for {_money(top.expected_cost)}")
+
+
+def _binding_constraint(
+    name: str,
+    found: _ModelSearch,
+    spec: JobSpec,
+    index: OfferIndex,
+    ctx: PlacementContext,
+    markets: tuple[Market, ...],
+    owned: Sequence[Offer],
+    allowed: Callable[[Offer], bool],
+) -> str:
+    """Why a GPU model has no placement, checked on its best offer (the lowest expected
+    cost over its counts that fit), in the order budget, hourly cap, deadline, memory,
+    avoided places, no offer."""
+    max_gpus = spec.resources.max_gpus_per_node
+    if not found.sold:
+        bigger = sorted({c for c in index.counts(name) if c > max_gpus and any(
+            allowed(o) for m in markets for o in index.sorted_offers(name, c, m))})
+        if bigger:
+            return (f"sold only as x{'/'.join(map(str, bigger))} in the allowed clouds/regions: "
+                    f"allow resources.max_gpus_per_node: {bigger[0]}")
+        return "no offer in the allowed clouds/regions"
+    if not found.configs:
+        worst = found.too_small
+        assert worst is not None
+        return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
+                f"(largest sold), {usable_gib(GPUS[name]):.1f} GiB usable")
+    budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
+    cap = spec.resources.max_price_per_hour
+    hours_left = _hours_left(ctx)
+    best: tuple[Decimal, Offer, _Config, float] | None = None
+    avoided = False
+    for cfg in found.configs:
+        lost = _lost_hours_per_preemption(spec, cfg.hours, ctx.restart_overhead_hours)
+        pool = [o for o in owned if o.gpu == name and o.gpu_count == cfg.fit.count]
+        for market in markets:
+            listed = index.sorted_offers(name, cfg.fit.count, market)
+            for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
+                if not allowed(offer):
+                    continue
+                if offer.place in ctx.avoid:
+                    avoided = True
+                    continue
+                expected = cfg.hours
+                if offer.market is Market.SPOT:
+                    hazard, _ = preemptions_per_hour(
+                        offer, ctx.observed_preemptions, ctx.default_preemptions)
+                    expected += hazard * cfg.hours * lost
+                cost = offer.price_per_hour * Decimal(repr(expected))
+                if best is None or cost < best[0]:
+                    best = (cost, offer, cfg, lost)
+                break  # the cheapest allowed offer of this list is its best
+    if best is None:
+        return ("avoided after repeated preemptions" if avoided
+                else "no offer in the allowed clouds/regions")
+    cost, offer, cfg, lost = best
+    where = f"{offer.gpu} x{offer.gpu_count} {offer.market.value} {offer.cloud}"
+    if budget is not None and cost > budget:
+        return f"over the budget: {_money(cost)} at best ({where}), {_money(budget)} left"
+    if cap is not None and offer.price_per_hour > cap:
+        return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
+                f"cap ${cap}/h")
+    if hours_left is not None:
+        if cfg.hours > hours_left:
+            return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
+                    f"on {name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
+        if offer.market is Market.SPOT and (
+                cfg.hours + lost + ctx.restart_overhead_hours > hours_left):
+            return "spot: no slack for a preemption before the deadline"
+    return "avoided after repeated preemptions" if avoided else "no placement within the limits"
 
 
 def _where(o: Offer) -> str:

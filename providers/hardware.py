@@ -14,6 +14,15 @@ from types import MappingProxyType
 from gpuopt.core.errors import UserError
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "int8", "fp8")
+# The tensor-core precision a compute precision runs at, nearest first.
+_FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "bf16": ("bf16", "fp16", "fp32"),
+    "fp16": ("fp16", "bf16", "fp32"),
+    "fp32": ("tf32", "fp32"),
+    "tf32": ("tf32", "fp32"),
+    "int8": ("bf16", "fp16", "fp32"),
+    "fp8": ("fp8", "bf16", "fp16", "fp32"),
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +44,7 @@ class GpuSpec:
         """
         if precision in ("int4", "nf4"):
             precision = "bf16"
-        order = {
-            "bf16": ("bf16", "fp16", "fp32"),
-            "fp16": ("fp16", "bf16", "fp32"),
-            "fp32": ("tf32", "fp32"),
-            "tf32": ("tf32", "fp32"),
-            "int8": ("bf16", "fp16", "fp32"),
-            "fp8": ("fp8", "bf16", "fp16", "fp32"),
-        }.get(precision, (precision, "fp32"))
-        for p in order:
+        for p in _FALLBACK.get(precision, (precision, "fp32")):
             if p in self.tflops:
                 return self.tflops[p]
         return self.tflops["fp32"]

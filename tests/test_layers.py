@@ -1,8 +1,8 @@
 """The layering rules of DESIGN.md that the import contract (.importlinter) cannot see.
 
-- policies/ decides from what it is handed, and core/ holds only values and rules: no
-  clock, no file or network I/O, no environment, no randomness, no database (checked on
-  the syntax tree of every module);
+- policies/ decides, jobs/estimate/ estimates, from what they are handed, and core/ holds
+  only values and rules: no clock, no file or network I/O, no environment, no randomness,
+  no database (checked on the syntax tree of every module);
 - nothing imports the layers by their bare folder names: they exist only as gpuopt.*.
 """
 
@@ -57,8 +57,8 @@ def _impurities(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("folder", ["policies", "core"])
-def test_decisions_and_shared_values_are_pure(folder: str) -> None:
+@pytest.mark.parametrize("folder", ["policies", "core", "jobs/estimate"])
+def test_decisions_estimates_and_shared_values_are_pure(folder: str) -> None:
     found = [f for p in _python_files(REPO / folder) for f in _impurities(p)]
     assert found == []
 

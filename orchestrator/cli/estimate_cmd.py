@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from gpuopt.jobs.estimate.fit import Fit
+    from gpuopt.jobs.estimate.runtime import RuntimeEstimate
     from gpuopt.jobs.spec import JobSpec
-    from gpuopt.policies.fit import Fit
-    from gpuopt.policies.runtime import RuntimeEstimate
 
 
 def register(app: typer.Typer) -> None:
@@ -43,12 +43,12 @@ def estimate(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Estimate peak GPU memory of a job and the smallest GPU count that fits it."""
+    from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
+    from gpuopt.jobs.estimate.memory import GIB, estimate_memory
     from gpuopt.jobs.loader import load_job_spec
-    from gpuopt.jobs.memory import GIB, estimate_memory
-    from gpuopt.policies.fit import check_fit, fits_for_all, smallest_fit
     from gpuopt.providers.hardware import GPUS
 
-    spec = load_job_spec(job_file)
+    spec = load_job_spec(job_file, purpose="estimate")
     arch, workload = spec.resolved_model(), spec.workload
     max_gpus = spec.resources.max_gpus_per_node
     if gpu is not None:
@@ -83,20 +83,22 @@ def estimate(
 
 
 def _runtime(spec: JobSpec, gpu: str, count: int) -> RuntimeEstimate | None:
-    """Hours and tokens/s on that configuration; None when the job gives no token count."""
-    from gpuopt.policies.runtime import estimate_runtime
+    """Hours and tokens/s on that configuration; None when the job does not state its
+    amount of work (tokens / requests): memory needs neither."""
+    from gpuopt.jobs.estimate.runtime import estimate_runtime
     from gpuopt.providers.hardware import GPUS
 
     try:
         return estimate_runtime(spec.resolved_model(), spec.workload, GPUS[gpu], count)
-    except ValueError:  # fine-tuning without tokens / epochs x dataset_tokens
+    except ValueError:  # no tokens / epochs x dataset_tokens, or no requests
         return None
 
 
-def _runtime_json(rt: RuntimeEstimate | None) -> dict[str, float | None]:
+def _runtime_json(rt: RuntimeEstimate | None) -> dict[str, object]:
     if rt is None:
         return {"est_hours": None, "tokens_per_second": None}
-    return {"est_hours": round(rt.hours, 4), "tokens_per_second": round(rt.tokens_per_second, 1)}
+    return {"est_hours": round(rt.hours, 4), "tokens_per_second": round(rt.tokens_per_second, 1),
+            "layout": rt.layout}
 
 
 def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float],
@@ -105,8 +107,8 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     from rich.markup import escape
     from rich.table import Table
 
+    from gpuopt.jobs.estimate.fit import HEADROOM_FRACTION
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.policies.fit import HEADROOM_FRACTION
 
     console = out_console()
     console.print(f"[bold]{escape(title)}[/] ({model}): peak memory per GPU on {gpus} GPU(s)")
@@ -133,3 +135,6 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
                               f"{rt.hours:,.1f}" if rt else "-",
                               f"{rt.tokens_per_second:,.0f}" if rt else "-")
     console.print(fit_table)
+    if rows and all(runtimes.get(n) is None for n, f in rows if f and f.fits):
+        console.print("est. hours need the amount of work: workload.tokens (fine-tune) or "
+                      "workload.requests (inference); memory needs neither", soft_wrap=True)

@@ -10,6 +10,7 @@ import typer
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.planning import PlannedJob
+    from gpuopt.policies.placement import Plan
 
 
 def register(app: typer.Typer) -> None:
@@ -19,32 +20,51 @@ def register(app: typer.Typer) -> None:
 def plan(
     job_file: Annotated[Path, typer.Argument(help="The job.yaml to place.")],
     top: Annotated[int, typer.Option("--top", min=1, help="How many placements to list.")] = 15,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the ranked list as JSON.")] = False,
+    minimize: Annotated[
+        str, typer.Option("--minimize", help="cost (default): the cheapest placement; time: "
+                          "the fastest within the budget (and deadline).")
+    ] = "cost",
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the ranked list, the cost/time frontier and what was left out "
+        "as JSON.")] = False,
     config: Annotated[
         Path | None, typer.Option("--config", help="Configuration file (TOML).")
     ] = None,
 ) -> None:
     """Rank where JOB_FILE would finish cheapest, within its deadline and budget.
 
-    Example: gpuopt plan deploy/examples/qlora-7b.yaml --top 5
+    Example: gpuopt plan deploy/examples/qlora-7b.yaml --top 5 --minimize time
     """
     from datetime import UTC, datetime
 
+    from gpuopt.core.errors import UserError
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.planning import plan_spec
     from gpuopt.orchestrator.store import open_store_if_exists
 
-    spec = load_job_spec(job_file)
+    if minimize not in ("cost", "time"):
+        raise UserError(f"--minimize {minimize}: choose cost or time", exit_code=2)
+    now = datetime.now(UTC)
+    spec = load_job_spec(job_file, purpose="plan", now=now)
     settings = load_config(config)
     store = open_store_if_exists(settings.database.url)
     try:
-        planned = plan_spec(spec, settings, store, datetime.now(UTC), top=top)
+        planned = plan_spec(spec, settings, store, now, top=top, minimize=minimize)
     finally:
         if store is not None:
             store.close()
     if as_json:
-        typer.echo(json.dumps([c.to_json() for c in planned.plan.candidates], indent=2))
+        plan = planned.plan
+        typer.echo(json.dumps({
+            "minimize": minimize,
+            "candidates": [c.to_json() for c in plan.candidates],
+            "frontier": [c.to_json() for c in plan.frontier],
+            "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
+            "nearest_miss": plan.nearest_miss,
+        }, indent=2))
+        if not plan.candidates:
+            raise typer.Exit(3)
         return
     print_plan(spec.name or job_file.name, planned)
     if not planned.plan.candidates:
@@ -82,9 +102,42 @@ def print_plan(title: str, planned: PlannedJob) -> None:
     console.print(table)
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {plan.best.reason}")
+        print_frontier(plan)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
             console.print(f"  {ex.gpu}: {ex.reason}")
     if plan.nearest_miss:
         console.print(f"[bold red]Fits nowhere:[/] {plan.nearest_miss}")
+
+
+def frontier_lines(plan: Plan) -> list[str]:
+    """The cost/time frontier below the pick, one placement a line (fits 80 columns)."""
+    best = plan.best
+    rows = [c for c in plan.frontier if best is None or c.offer.key != best.offer.key]
+    if best is not None:
+        rows = [c for c in rows if c.expected_hours < best.expected_hours
+                or c.expected_cost < best.expected_cost]
+    if not rows:
+        return ["Frontier: nothing else is faster for its price within the limits"]
+    out = ["Frontier (faster for more, or cheaper and slower; expected):"]
+    for c in rows:
+        o = c.offer
+        layout = f" {c.runtime.layout}" if c.runtime.layout not in ("", "1 GPU") else ""
+        hours = format(c.expected_hours, ",.1f" if c.expected_hours >= 10 else ".2f")
+        out.append(f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}"
+                   f"  {o.gpu} x{o.gpu_count}{layout} {o.market.value} {o.cloud} "
+                   f"{o.zone or o.region}")
+    return out
+
+
+def print_frontier(plan: Plan) -> None:
+    from rich.markup import escape
+
+    from gpuopt.orchestrator.cli.console import out_console
+
+    console = out_console()
+    lines = frontier_lines(plan)
+    console.print(f"[bold]{escape(lines[0])}[/]", soft_wrap=True)
+    for line in lines[1:]:
+        console.print(escape(line), soft_wrap=True, highlight=False)

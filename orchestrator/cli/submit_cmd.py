@@ -58,7 +58,8 @@ def submit(
     from gpuopt.orchestrator.planning import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
 
-    spec = load_job_spec(job_file)
+    now = datetime.now(UTC)
+    spec = load_job_spec(job_file, purpose="plan", now=now)
     if not spec.run:
         raise UserError(f"{job_file}: the job has no `run` command: nothing to execute",
                         exit_code=2)
@@ -74,7 +75,6 @@ def submit(
             raise UserError(f"{job_file}: checkpoint.dir {spec.checkpoint.dir}: {problem}",
                             exit_code=2)
     drill = _pre_store_checks(job_file, spec, kind, preempt_after)
-    now = datetime.now(UTC)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
         planned = plan_spec(spec, settings, store, now, top=5)

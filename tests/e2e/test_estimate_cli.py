@@ -30,7 +30,7 @@ def test_json_shape() -> None:
     assert doc["fits"], "a QLoRA 7B job fits somewhere"
     for fit in doc["fits"]:
         assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib", "est_hours",
-                            "tokens_per_second"}
+                            "tokens_per_second", "layout"}
         assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
         assert fit["est_hours"] > 0 and fit["tokens_per_second"] > 0
 

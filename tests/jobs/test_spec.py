@@ -36,7 +36,8 @@ def test_param_counts_are_counts(text: object, count: int) -> None:
 
 
 def test_params_from_yaml_never_bytes() -> None:
-    spec = parse_job_spec("model:\n  params: 7B\nworkload:\n  type: inference\n", "job.yaml")
+    spec = parse_job_spec("model:\n  params: 7B\nworkload:\n  type: inference\n"
+                          "  prompt_tokens: 9\n  output_tokens: 9\n", "job.yaml")
     assert spec.resolved_model().params == 7_000_000_000
 
 
@@ -129,9 +130,9 @@ def test_model_config_relative_to_yaml(tmp_path: Path) -> None:
         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
         "vocab_size": 32000}))
     job = tmp_path / "job.yaml"
-    job.write_text("model:\n  config: m/config.json\nworkload:\n  type: inference\n")
+    job.write_text("model:\n  config: m/config.json\nworkload:\n  type: finetune\n")
     assert abs(load_job_spec(job).resolved_model().params / 1e9 - 7.24) < 0.01
-    job.write_text("model:\n  config: missing.json\nworkload:\n  type: inference\n")
+    job.write_text("model:\n  config: missing.json\nworkload:\n  type: finetune\n")
     with pytest.raises(SpecError, match=r"job\.yaml:2 model\.config: .*missing\.json does not"):
         load_job_spec(job)
 

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
 from gpuopt.core.places import Place
+from gpuopt.jobs.estimate.fit import smallest_fit
+from gpuopt.jobs.estimate.runtime import estimate_runtime
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
-from gpuopt.policies.fit import smallest_fit
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.placement import (
+    CENT,
+    Candidate,
     OwnedReserved,
     PlacementContext,
     plan_job,
 )
-from gpuopt.policies.runtime import estimate_runtime
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.offer import Market, Offer
 
@@ -122,18 +125,149 @@ def test_deadline_nobody_meets_excludes_with_reason() -> None:
     assert "cannot meet the deadline even on-demand" in plan.excluded[0].reason
 
 
-def test_multi_gpu_only_when_one_gpu_is_too_small() -> None:
+def test_multi_gpu_is_a_candidate_whenever_it_is_sold() -> None:
     infer = ("  type: inference\n  precision: bf16\n  prompt_tokens: 512\n"
              "  output_tokens: 256\n  requests: 10000\n")
     big = spec("resources:\n  gpus: [A100-80GB]\n", workload=infer, model="llama-2-70b")
     small = spec("resources:\n  gpus: [A100-80GB]\n", workload=infer, model="llama-2-7b")
     offers = [offer("A100-80GB", n, str(4 * n)) for n in (1, 2, 4, 8)]
     idx = OfferIndex.build(offers)
-    big_counts = {c.offer.gpu_count for c in plan_job(big, idx, ctx()).candidates}
-    small_counts = {c.offer.gpu_count for c in plan_job(small, idx, ctx()).candidates}
-    assert small_counts == {1}
-    assert 1 not in big_counts and big_counts  # 140 GB of weights need >= 2 x 80 GB
-    assert min(big_counts) == 2
+    big_counts = {c.offer.gpu_count for c in plan_job(big, idx, ctx(top=50)).candidates}
+    small_counts = {c.offer.gpu_count for c in plan_job(small, idx, ctx(top=50)).candidates}
+    assert small_counts == {1, 2, 4, 8}
+    assert big_counts == {2, 4, 8}  # 140 GB of weights need >= 2 x 80 GB
+
+
+def _pareto(cands: list[Candidate]) -> set[str]:
+    """Brute force: a candidate is on the frontier when no other is at least as cheap and
+    as fast and better in one of the two."""
+    out = set()
+    for c in cands:
+        if not any((d.expected_cost <= c.expected_cost and d.expected_hours <= c.expected_hours)
+                   and (d.expected_cost < c.expected_cost or d.expected_hours < c.expected_hours)
+                   for d in cands):
+            out.add(c.offer.key)
+    return out
+
+
+def _frontier_offers() -> list[Offer]:
+    out = []
+    for gpu, base in (("A100-80GB", 3.0), ("H100", 6.5), ("L40S", 1.6)):
+        for n in (1, 2, 4, 8):
+            out.append(offer(gpu, n, f"{base * n:.2f}", itype=f"{gpu}-{n}-od"))
+            for i, bucket in enumerate((None, 3, 0)):
+                out.append(offer(gpu, n, f"{base * n * (0.4 + 0.1 * i):.2f}", Market.SPOT,
+                                 zone=f"us-east-1{'abc'[i]}", itype=f"{gpu}-{n}-s{i}",
+                                 bucket=bucket))
+    return out
+
+
+def test_frontier_is_exactly_the_pareto_set_of_the_candidates() -> None:
+    s = spec("resources:\n  gpus: [A100-80GB, H100, L40S]\n")
+    idx = OfferIndex.build(_frontier_offers())
+    everything = plan_job(s, idx, ctx(top=10_000))
+    # every offer of the counts whose memory fits (ZeRO-3 7B: not on one GPU, L40S not on 2)
+    assert len(everything.candidates) == 48 - 3 * 4 - 4
+    expected = _pareto(list(everything.candidates))
+    assert {c.offer.key for c in everything.frontier} == expected
+    assert len(expected) >= 3
+    # cheapest first, each row faster than the one before
+    rows = everything.frontier
+    assert rows[0].offer.key == everything.best.offer.key  # type: ignore[union-attr]
+    assert all(a.expected_cost < b.expected_cost and a.expected_hours > b.expected_hours
+               for a, b in itertools.pairwise(rows))
+    # the pruned search (top 1) finds the same frontier
+    assert plan_job(s, idx, ctx(top=1)).frontier == rows
+
+
+def test_eight_gpus_win_when_they_cost_less_to_finish() -> None:
+    s = spec("resources:\n  gpus: [H100]\n",
+             workload="  type: finetune\n  method: full\n  fsdp: true\n  tokens: 500m\n"
+                      "  batch_size: 4\n  seq_len: 2048\n  gradient_checkpointing: true\n")
+    arch, w = s.resolved_model(), s.workload
+    h4 = estimate_runtime(arch, w, GPUS["H100"], 4).hours
+    h8 = estimate_runtime(arch, w, GPUS["H100"], 8).hours
+    assert h8 < h4
+    p4 = Decimal("40.00")
+    break_even = p4 * Decimal(repr(h4)) / Decimal(repr(h8))  # 8x price at equal cost
+    for p8, winner in ((break_even * Decimal("0.98"), 8), (break_even * Decimal("1.02"), 4)):
+        offers = [offer("H100", 4, str(p4)), offer("H100", 8, str(p8.quantize(CENT)))]
+        plan = plan_job(s, OfferIndex.build(offers), ctx())
+        assert plan.best is not None and plan.best.offer.gpu_count == winner
+        assert plan.best.runtime.layout == "FSDP"
+        if winner == 4:  # 8x is faster for more: on the frontier below the pick
+            assert [c.offer.gpu_count for c in plan.frontier] == [4, 8]
+
+
+def test_a_gpu_sold_only_by_eight_plans_on_eight() -> None:
+    # gpus: [H100], clouds: [aws] on AWS, which sells H100 only as p5.48xlarge (8x)
+    s = spec("resources:\n  gpus: [H100]\n  clouds: [aws]\n",
+             workload="  type: finetune\n  method: full\n  fsdp: true\n  tokens: 500m\n")
+    offers = [offer("H100", 8, "98.32", itype="p5.48xlarge"),
+              offer("H100", 1, "3.00", cloud="gcp", region="us-central1", itype="a3-1g")]
+    plan = plan_job(s, OfferIndex.build(offers), ctx())
+    assert plan.best is not None
+    assert (plan.best.offer.instance_type, plan.best.offer.gpu_count) == ("p5.48xlarge", 8)
+    capped = spec("resources:\n  gpus: [H100]\n  clouds: [aws]\n  max_gpus_per_node: 4\n",
+                  workload="  type: finetune\n  method: lora\n  tokens: 5m\n")
+    none = plan_job(capped, OfferIndex.build(offers), ctx())
+    assert none.best is None
+    assert none.excluded[0].reason == ("sold only as x8 in the allowed clouds/regions: allow "
+                                       "resources.max_gpus_per_node: 8")
+
+
+def test_exclusion_names_the_binding_constraint_in_order() -> None:
+    base = "  type: finetune\n  method: lora\n  tokens: 100m\n"
+    s0 = spec("resources:\n  gpus: [A100-40GB]\n  max_gpus_per_node: 1\n", workload=base)
+    hours = hours_on(s0, "A100-40GB")
+    one = [offer("A100-40GB", 1, "1.15"), offer("A100-40GB", 1, "2.60", itype="x2")]
+    cost = Decimal("1.15") * Decimal(repr(hours))
+    # under the cap ($2.50/h) but over the budget: the budget binds, not the cap
+    budget = (cost * Decimal("0.9")).quantize(CENT)
+    s = spec(f"resources:\n  gpus: [A100-40GB]\n  max_gpus_per_node: 1\n"
+             f"  max_price_per_hour: 2.50\nbudget: {budget}\n", workload=base)
+    reason = plan_job(s, OfferIndex.build(one), ctx()).excluded[0].reason
+    assert reason.startswith("over the budget: $") and f"${budget:,} left" in reason
+    # within budget, over the cap
+    s = spec("resources:\n  gpus: [A100-40GB]\n  max_gpus_per_node: 1\n"
+             "  max_price_per_hour: 1.00\n", workload=base)
+    reason = plan_job(s, OfferIndex.build(one), ctx()).excluded[0].reason
+    assert reason.startswith("over the hourly cap: $1.15/h")
+    # within budget and cap, too slow for the deadline
+    late = ctx(deadline_at=NOW + timedelta(hours=hours / 2))
+    reason = plan_job(s0, OfferIndex.build(one), late).excluded[0].reason
+    assert reason.startswith("cannot meet the deadline even on-demand")
+
+
+def test_minimize_time_takes_the_fastest_within_the_budget() -> None:
+    s = spec("resources:\n  gpus: [A100-80GB, H100, L40S]\n")
+    idx = OfferIndex.build(_frontier_offers())
+    cheapest = plan_job(s, idx, ctx())
+    fastest = plan_job(s, idx, ctx(minimize="time"))
+    assert cheapest.best is not None and fastest.best is not None
+    assert fastest.best.offer.key == cheapest.frontier[-1].offer.key
+    assert fastest.best.expected_hours < cheapest.best.expected_hours
+    within = (cheapest.best.expected_cost + fastest.best.expected_cost) / 2
+    s = spec(f"resources:\n  gpus: [A100-80GB, H100, L40S]\nbudget: {within:.2f}\n")
+    capped = plan_job(s, idx, ctx(minimize="time")).best
+    assert capped is not None and capped.expected_cost <= within
+    assert capped.offer.key == max(
+        (c for c in cheapest.frontier if c.expected_cost <= within),
+        key=lambda c: c.expected_cost).offer.key
+
+
+def test_inference_on_a_node_takes_replicas_or_tensor_parallel_whichever_is_faster() -> None:
+    infer = ("  type: inference\n  precision: bf16\n  prompt_tokens: 512\n"
+             "  output_tokens: 256\n  requests: 80000\n  concurrency: 64\n")
+    small = spec("resources:\n  gpus: [A100-80GB]\n", workload=infer, model="llama-2-7b")
+    plan = plan_job(small, OfferIndex.build([offer("A100-80GB", 8, "32")]), ctx())
+    assert plan.best is not None and plan.best.runtime.layout == "8 replicas"
+    one = small.workload.model_copy(update={"requests": 10_000})  # each of 8 engines
+    alone = estimate_runtime(small.resolved_model(), one, GPUS["A100-80GB"], 1)
+    assert plan.best.est_hours == pytest.approx(alone.hours)
+    big = spec("resources:\n  gpus: [A100-80GB]\n", workload=infer, model="llama-2-70b")
+    plan = plan_job(big, OfferIndex.build([offer("A100-80GB", 8, "32")]), ctx())
+    assert plan.best is not None and plan.best.runtime.layout in ("TP8", "2 x TP4", "4 x TP2")
 
 
 def test_limits_budget_cap_clouds_regions_and_avoid() -> None:
@@ -229,3 +363,9 @@ def test_pick_is_explained_against_the_best_other_model_even_outside_the_top() -
     plan = plan_job(s, OfferIndex.build(offers), ctx(top=2))
     assert [c.offer.gpu for c in plan.candidates] == ["H100", "H100"]
     assert plan.best is not None and "of A100-80GB x1 but" in plan.best.reason
+
+
+def test_the_pick_is_explained_against_the_other_models_cheapest_even_with_top_one() -> None:
+    s = spec("resources:\n  gpus: [A100-80GB, H100, L40S]\n")
+    idx = OfferIndex.build(_frontier_offers())
+    assert plan_job(s, idx, ctx(top=1)).best == plan_job(s, idx, ctx(top=10_000)).best

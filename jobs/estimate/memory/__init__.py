@@ -1,19 +1,22 @@
 """Peak GPU memory of a job, per GPU, as a breakdown in bytes.
 
 Nothing here encodes a rule of thumb: "inference ~ 1.5 x weights" or "fine-tuning ~
-4-8 x inference" come out of the component models (see tests/jobs/test_memory.py).
+4-8 x inference" come out of the component models (see tests/jobs/estimate/test_memory.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuopt.jobs.memory.breakdown import COMPONENTS, MemoryEstimate
-from gpuopt.jobs.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
+from gpuopt.jobs.estimate.memory.breakdown import COMPONENTS, MemoryEstimate
+from gpuopt.jobs.estimate.memory.constants import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, GIB
 
 if TYPE_CHECKING:
     from gpuopt.jobs.architectures import Architecture
     from gpuopt.jobs.spec import JobSpec, WorkloadSpec
+
+# Frameworks whose k-bit (QLoRA) fine-tuning goes through PEFT + bitsandbytes.
+PEFT_FRAMEWORKS = frozenset({"hf", "deepspeed"})
 
 __all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "estimate_job", "estimate_memory",
            "shards_with_count"]
@@ -27,7 +30,7 @@ def shards_with_count(workload: WorkloadSpec) -> bool:
 
 
 def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -> MemoryEstimate:
-    from gpuopt.jobs.memory import inference, training, weights
+    from gpuopt.jobs.estimate.memory import inference, training, weights
 
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
@@ -36,24 +39,39 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     parts: dict[str, float] = {}
     if workload.type == "inference":
         tp = gpus
+        # The engine (vLLM, TensorRT-LLM) runs at most `concurrency` sequences at once
+        # (max_num_seqs) and as many as its KV cache holds: the breakdown shows the cache
+        # at that cap, and the fit test needs only one whole sequence of it (see fit.py).
         seqs = workload.batch_size * workload.concurrency
         kv_b = (
             inference.KV_BYTES[workload.kv_cache_dtype]
             if workload.kv_cache_dtype
             else weights.compute_bytes(precision)
         )
+        per_seq = inference.kv_cache_bytes(arch, workload.sequence_length, 1, kv_b, tp)
         parts["weights"] = w / tp
-        parts["kv_cache"] = inference.kv_cache_bytes(
-            arch, workload.sequence_length, seqs, kv_b, tp
-        )
-        parts["activations"] = inference.prefill_working_bytes(
-            arch, workload.prompt_tokens, seqs, precision, workload.flash_attention, tp
+        parts["kv_cache"] = per_seq * seqs
+        parts["activations"] = inference.step_working_bytes(
+            arch, workload.prompt_len, seqs,
+            workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS, precision,
+            workload.flash_attention, tp,
         )
         parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp)
+        allocated = sum(parts.values())
+        parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
+        parts["cuda_context"] = CUDA_CONTEXT_BYTES
+        return MemoryEstimate.of(parts, gpus, sequences=seqs,
+                                 per_sequence=per_seq * (1 + ALLOCATOR_OVERHEAD))
     else:
         stage = 3 if workload.fsdp else workload.zero_stage
         n = gpus
         parts["weights"] = w / (n if stage >= 3 else 1)
+        if precision in weights.QUANTIZED and workload.framework in PEFT_FRAMEWORKS:
+            # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is
+            # not a bitsandbytes Params4bit (embeddings, lm_head, norms, biases) to fp32
+            # (peft/utils/other.py: "cast all non INT8 parameters to fp32"): 2 more bytes
+            # each. litgpt and torchtune quantize without PEFT and keep them 16-bit.
+            parts["weights"] += 2 * weights.unquantized_params(arch) / (n if stage >= 3 else 1)
         parts.update(
             training.trainable_states(
                 arch,

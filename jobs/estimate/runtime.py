@@ -13,7 +13,8 @@ cache). The batch is as large as the memory left on the GPU allows, so a GPU wit
 memory to spare decodes faster.
 
 Every efficiency is an explicit, documented parameter (:class:`Efficiency`); a job can
-override MFU with ``workload.mfu``. Pure: no clock, no I/O.
+override MFU with ``workload.mfu``; utilisation by GPU and framework lives in
+utilisation.py. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -22,25 +23,18 @@ import math
 from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
+from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
+from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
+from gpuopt.jobs.estimate.memory.training import lora_params
+from gpuopt.jobs.estimate.memory.weights import compute_bytes
+from gpuopt.jobs.estimate.utilisation import training_mfu
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
 
-# Defaults, from public measurements (shared/data/throughput-calibration.md):
-# - Megatron-LM pre-training reaches 41-48% MFU on A100/H100 at hidden sizes >= 8192;
-#   7B-class fine-tuning with HF Trainer measures 21-26% (LLaMA-Factory / unsloth
-#   README: 2,392-2,954 tokens/s on one A100 for Llama-2-7B LoRA). Utilisation grows
-#   with matrix size, so MFU is interpolated in log2(hidden size) between SMALL and
-#   LARGE.
-MFU_LARGE = 0.45  # hidden >= 8192 (70B class)
-MFU_SMALL = 0.25  # hidden <= 1024 (GPT-2 class): kernels too small to fill the GPU
-MFU_7B = 0.38  # hidden 4096: 0.38 x 0.8 (LoRA) = 0.30 vs 0.26 measured with FA2
-# LoRA/QLoRA: frozen-weight backward skips weight gradients but keeps the same kernel
-# launches and adapter matmuls that are too thin to be efficient (LoRA 2,954 tok/s ->
-# 26% MFU at 4 x params vs ~33% for full fine-tunes of the same model).
-MFU_ADAPTER_FACTOR = 0.8
-# Without flash attention the same run measured 2,392 vs 2,954 tokens/s: x0.81.
-NO_FLASH_FACTOR = 0.8
+# Achieved utilisation of fine-tuning (by model size, method, GPU and framework):
+# jobs/estimate/utilisation.py.
 # Of communication, the part that overlaps with compute (DDP bucketed all-reduce and
 # ZeRO-3 prefetch overlap roughly half in practice; PyTorch DDP paper, Li et al. 2020).
 COMM_OVERLAP = 0.5
@@ -75,23 +69,8 @@ class RuntimeEstimate:
     tokens_per_second: float  # training tokens/s, or output tokens/s for inference
     mfu: float
     scaling: float
-    batch: int | None = None  # inference: sequences decoded together
-
-
-def default_mfu(arch: Architecture, workload: WorkloadSpec) -> float:
-    """Model FLOPs utilisation for fine-tuning (see the constants above)."""
-    if workload.mfu is not None:
-        return workload.mfu
-    x = math.log2(max(arch.hidden_size, 1))
-    if x <= 12:  # up to 4096: SMALL (1024) .. 7B (4096)
-        mfu = MFU_SMALL + (MFU_7B - MFU_SMALL) * max(0.0, x - 10) / 2
-    else:  # 4096 .. 8192 and beyond
-        mfu = MFU_7B + (MFU_LARGE - MFU_7B) * min(1.0, x - 12)
-    if workload.method in ("lora", "qlora"):
-        mfu *= MFU_ADAPTER_FACTOR
-    if not workload.flash_attention:
-        mfu *= NO_FLASH_FACTOR
-    return mfu
+    batch: int | None = None  # inference: sequences decoded together (per replica)
+    layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
 
 
 def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -109,17 +88,21 @@ def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> floa
     return forward * passes
 
 
-def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int) -> float:
+def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
+    """Parameters with gradients: all (full), or the adapters' r x (in + out) per target."""
+    if workload.method == "full":
+        return arch.params
+    return lora_params(arch, workload.lora_targets, workload.lora_rank)
+
+
+def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int,
+                             trainable: int | None = None) -> float:
     """Bytes each GPU sends per optimizer step (ring collectives: 2 (n-1)/n x payload)."""
     if gpus <= 1:
         return 0.0
     frac = (gpus - 1) / gpus  # share of a ring collective's payload each GPU sends
-    if workload.method == "full":
-        trainable = arch.params
-    else:  # adapters: tiny gradients, r x (in + out) per target, all layers
-        from gpuopt.jobs.memory.training import lora_params
-
-        trainable = lora_params(arch, workload.lora_targets, workload.lora_rank)
+    if trainable is None:
+        trainable = trainable_params(arch, workload)
     grad_bytes = 2.0 * trainable  # 16-bit gradients
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
         # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
@@ -129,7 +112,8 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
 
 
 def scaling_efficiency(
-    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float,
+    trainable: int | None = None,
 ) -> float:
     """compute / (compute + exposed communication) for one optimizer step."""
     if gpus <= 1:
@@ -140,7 +124,7 @@ def scaling_efficiency(
         * tokens_per_step
         / (gpu.tflops_for(workload.weight_precision) * 1e12 * mfu * gpus)
     )
-    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus) / (
+    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus, trainable) / (
         gpu.link_gbps * 1e9 * LINK_EFFICIENCY
     )
     exposed = max(0.0, comm_s - COMM_OVERLAP * compute_s) if comm_s > 0 else 0.0
@@ -149,17 +133,18 @@ def scaling_efficiency(
 
 
 def training_runtime(
-    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int
+    arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+    trainable: int | None = None, layout: str = "",
 ) -> RuntimeEstimate:
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
-    mfu = default_mfu(arch, workload)
-    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu)
+    mfu = training_mfu(arch, workload, gpu)
+    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable)
     flops_per_s = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * mfu * scaling
     tps = flops_per_s / training_flops_per_token(arch, workload)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
-                           scaling=scaling)
+                           scaling=scaling, layout=layout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +153,7 @@ class InferenceMemory:
 
     weight_bytes: float  # weights each GPU reads per decode step
     kv_bytes_per_token: float  # KV cache per token of one sequence, per GPU
-    max_batch: int  # sequences whose KV cache fits in the memory left
+    max_batch: int  # sequences the engine runs at once (effective concurrency)
 
 
 def inference_runtime(
@@ -177,10 +162,17 @@ def inference_runtime(
     gpu: GpuSpec,
     gpus: int,
     memory: InferenceMemory,
+    replicas: int = 1,
+    layout: str = "",
 ) -> RuntimeEstimate:
-    requests = workload.requests or workload.concurrency
-    batch = max(1, min(requests, max(workload.concurrency, memory.max_batch)))
-    prompt, output = workload.prompt_tokens, workload.output_tokens
+    """``replicas`` independent engines, each tensor parallel over ``gpus`` GPUs, share the
+    requests; the job ends when the busiest one does."""
+    if workload.requests is None:
+        raise ValueError("inference needs workload.requests")
+    total_requests = workload.requests
+    requests = -(-total_requests // replicas)
+    batch = max(1, min(requests, memory.max_batch))
+    prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
     peak = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * tp_eff
     prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
@@ -196,65 +188,93 @@ def inference_runtime(
     steps = output * math.ceil(requests / batch)
     decode_s = steps * step_s
     total_s = prefill_s + decode_s
-    out_tokens = output * requests
+    out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
-                           scaling=tp_eff, batch=batch)
+                           scaling=tp_eff, batch=batch, layout=layout)
 
 
 class EstimateCache:
-    """Memory estimates of one job by (GPU count, concurrency), computed once each.
+    """Memory estimates of one job by GPU count (tensor-parallel / sharding degree),
+    computed once each.
 
     The estimate does not depend on the GPU model, so planning a job over every model
     and count needs at most one estimate per count. Lives for one planning call.
     """
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, int | None], MemoryEstimate] = {}
+        self._cache: dict[int, MemoryEstimate] = {}
+        self._trainable: int | None = None
 
-    def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec,
-            concurrency: int | None = None) -> MemoryEstimate:
-        from gpuopt.jobs.memory import estimate_memory
+    def trainable(self, arch: Architecture, workload: WorkloadSpec) -> int:
+        if self._trainable is None:
+            self._trainable = trainable_params(arch, workload)
+        return self._trainable
 
-        key = (gpus, concurrency)
-        if key not in self._cache:
-            w = workload if concurrency is None else workload.model_copy(
-                update={"concurrency": concurrency, "batch_size": 1})
-            self._cache[key] = estimate_memory(arch, w, gpus)
-        return self._cache[key]
+    def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec) -> MemoryEstimate:
+        if gpus not in self._cache:
+            self._cache[gpus] = estimate_memory(arch, workload, gpus)
+        return self._cache[gpus]
 
 
 def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                      estimates: EstimateCache | None = None) -> InferenceMemory:
-    """Weights read per step, KV bytes per token and the batch that fits, per GPU.
+    """Weights read per step, KV bytes per token and the concurrency that fits, per GPU."""
+    from gpuopt.jobs.estimate.fit import check_fit
 
-    The batch comes from the memory model itself: its estimate is linear in the number
-    of concurrent sequences, so two evaluations give the fixed part and the per-sequence
-    slope; the usable memory left over (fit headroom included) sets the batch.
-    """
-    from gpuopt.jobs.memory.inference import KV_BYTES, kv_cache_bytes
-    from gpuopt.jobs.memory.weights import compute_bytes
-    from gpuopt.policies.fit import GIB, usable_gib
+    est = (estimates or EstimateCache()).get(gpus, arch, workload)
+    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est))
 
-    cache = estimates or EstimateCache()
-    est1 = cache.get(gpus, arch, workload, 1)
-    m1 = est1.total_bytes
-    slope = max(cache.get(gpus, arch, workload, 2).total_bytes - m1, 1)
-    free = usable_gib(gpu) * GIB - m1
-    max_batch = 1 + int(free // slope) if free >= 0 else 0
+
+def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
+                      est: MemoryEstimate, fit: Fit) -> InferenceMemory:
     kv_b = (KV_BYTES[workload.kv_cache_dtype] if workload.kv_cache_dtype
             else compute_bytes(workload.weight_precision))
     return InferenceMemory(
-        weight_bytes=float(est1.components["weights"]),
+        weight_bytes=float(est.components["weights"]),
         kv_bytes_per_token=kv_cache_bytes(arch, 1, 1, kv_b, gpus),
-        max_batch=max(max_batch, 1),
+        max_batch=max(fit.concurrency or 1, 1),
     )
 
 
 def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
-                     estimates: EstimateCache | None = None) -> RuntimeEstimate:
-    """Hours and throughput of the whole job on ``gpus`` x ``gpu``."""
+                     estimates: EstimateCache | None = None,
+                     layout: Layout | None = None) -> RuntimeEstimate:
+    """Hours and throughput of the whole job on ``gpus`` x ``gpu``.
+
+    Inference on several GPUs takes ``layout`` (tensor parallel degree x replicas), or
+    else the fastest of the layouts whose memory fits (tensor parallel over all of them
+    when none does).
+    """
     if workload.type == "finetune":
-        return training_runtime(arch, workload, gpu, gpus)
-    return inference_runtime(arch, workload, gpu, gpus,
-                             inference_memory(arch, workload, gpu, gpus, estimates))
+        return training_runtime(arch, workload, gpu, gpus,
+                                layout=layouts(arch, workload, gpus)[0].name)
+    cache = estimates or EstimateCache()
+    if layout is None:
+        best = best_layout(arch, workload, gpu, gpus, cache)
+        layout = best[0] if best else Layout(gpus, 1, f"TP{gpus}" if gpus > 1 else "1 GPU")
+    mem = inference_memory(arch, workload, gpu, layout.shard, cache)
+    return inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
+                             layout.name)
+
+
+def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                estimates: EstimateCache | None = None,
+                ) -> tuple[Layout, Fit, RuntimeEstimate] | None:
+    """The fastest way to run the job on ``gpus`` x ``gpu`` whose memory fits, or None."""
+    cache = estimates or EstimateCache()
+    best: tuple[Layout, Fit, RuntimeEstimate] | None = None
+    for lay in layouts(arch, workload, gpus):
+        est = cache.get(lay.shard, arch, workload)
+        fit = check_fit(gpu, lay.shard, est)
+        if not fit.fits:
+            continue
+        if workload.type == "finetune":
+            rt = training_runtime(arch, workload, gpu, gpus, cache.trainable(arch, workload),
+                                  lay.name)
+        else:
+            mem = _inference_memory(arch, workload, lay.shard, est, fit)
+            rt = inference_runtime(arch, workload, gpu, lay.shard, mem, lay.replicas, lay.name)
+        if best is None or rt.hours < best[2].hours:
+            best = (lay, Fit(fit.gpu, gpus, fit.per_gpu_gib, fit.free_gib, fit.concurrency), rt)
+    return best

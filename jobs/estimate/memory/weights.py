@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.constants import INT8_ROW_SCALE_BYTES, NF4_DOUBLE_QUANT_BITS, WEIGHT_BITS
+from gpuopt.jobs.estimate.memory.constants import (
+    INT8_ROW_SCALE_BYTES,
+    NF4_DOUBLE_QUANT_BITS,
+    WEIGHT_BITS,
+)
 
 QUANTIZED = ("int8", "int4", "nf4")
 
@@ -37,6 +41,12 @@ def weight_bytes(arch: Architecture, precision: str, double_quant: bool = False)
         rows = sum(o * arch.expert_count(m) for m, (_, o) in arch.linear_shapes().items())
         quantized += arch.layers * rows * INT8_ROW_SCALE_BYTES
     return quantized + other * 2
+
+
+def unquantized_params(arch: Architecture) -> int:
+    """Parameters a 4/8-bit load leaves in 16-bit: all but the blocks' linear weights."""
+    linear = arch.layers * arch.block_linear_params()
+    return max(0, arch.params - linear)
 
 
 def largest_matrix(arch: Architecture) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.memory.constants import (
+from gpuopt.jobs.estimate.memory.constants import (
     LOSS_FP32_COPIES,
     MASTER_WEIGHT_BYTES,
     MIXED_PRECISION_GRAD_BYTES,
@@ -12,23 +12,21 @@ from gpuopt.jobs.memory.constants import (
     OPTIMIZER_BYTES,
     ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
 )
-from gpuopt.jobs.memory.weights import QUANTIZED, compute_bytes, largest_matrix
-
-ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes, largest_matrix
+from gpuopt.jobs.modules import resolve_targets
 
 
 def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> tuple[str, ...]:
-    names = ALL_LINEAR if "all-linear" in targets else targets
-    shapes = arch.linear_shapes()
-    return tuple(t for t in names if t in shapes)
+    """The Llama-style parts (q_proj .. down_proj) that carry an adapter."""
+    return tuple(p for m in resolve_targets(arch, targets) for p in m.parts)
 
 
 def lora_params(arch: Architecture, targets: tuple[str, ...], rank: int) -> int:
-    """A (in x r) and B (r x out) per target, per expert for MoE MLPs, per layer."""
-    shapes = arch.linear_shapes()
+    """A (in x r) and B (r x out) per targeted module on its real (fused) shape, per
+    expert for MoE MLPs, per layer."""
     per_layer = sum(
-        rank * (shapes[t][0] + shapes[t][1]) * arch.expert_count(t)
-        for t in lora_targets(arch, targets)
+        rank * (m.shape[0] + m.shape[1]) * arch.expert_count(m.parts[0])
+        for m in resolve_targets(arch, targets)
     )
     return per_layer * arch.layers
 
@@ -130,7 +128,7 @@ def layer_activation_bytes(
         total += b * i  # fc1 output = GELU input
     if saves("down_proj"):
         total += b * i  # input of the down projection
-    total += b * rank * len(lt)  # LoRA A outputs (inputs of B)
+    total += b * rank * len(resolve_targets(arch, targets)) if lt else 0.0  # LoRA A outputs
     total *= tok
     if not flash_attention:
         total += NON_FLASH_SCORE_BYTES * (b / 2) * arch.heads * seq * seq * batch

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gpuopt.jobs.memory.constants import GIB
+from gpuopt.jobs.estimate.memory.constants import GIB
 
 COMPONENTS = (
     "weights",
@@ -28,11 +28,17 @@ class MemoryEstimate:
 
     components: Mapping[str, int]  # bytes, keys from COMPONENTS
     gpus: int
+    # Inference: sequences whose KV cache the components hold (the engine's cap), and the
+    # bytes one sequence more or less costs (its KV cache + the allocator's share).
+    sequences: int = 1
+    per_sequence_bytes: int = 0
 
     @classmethod
-    def of(cls, parts: dict[str, float], gpus: int) -> MemoryEstimate:
+    def of(cls, parts: dict[str, float], gpus: int, sequences: int = 1,
+           per_sequence: float = 0.0) -> MemoryEstimate:
         ordered = {k: max(0, round(parts.get(k, 0.0))) for k in COMPONENTS}
-        return cls(components=MappingProxyType(ordered), gpus=gpus)
+        return cls(components=MappingProxyType(ordered), gpus=gpus, sequences=sequences,
+                   per_sequence_bytes=round(per_sequence))
 
     @property
     def total_bytes(self) -> int:
@@ -42,6 +48,15 @@ class MemoryEstimate:
     def allocated_bytes(self) -> int:
         """What torch.cuda.max_memory_allocated would show: no context, no allocator slack."""
         return self.total_bytes - self.components["cuda_context"] - self.components["allocator"]
+
+    def bytes_at(self, sequences: int) -> int:
+        """Peak with ``sequences`` concurrent sequences instead of the cap (inference)."""
+        return self.total_bytes - (self.sequences - sequences) * self.per_sequence_bytes
+
+    @property
+    def min_bytes(self) -> int:
+        """The least the job runs in: one whole sequence of KV cache (inference)."""
+        return self.bytes_at(1)
 
     @property
     def total_gib(self) -> float:

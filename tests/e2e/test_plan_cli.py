@@ -1,0 +1,63 @@
+"""`gpuopt plan` through the installed console script, on the embedded price snapshot
+(a fresh GPUOPT_HOME from the test fixtures: no config, no store)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.e2e.cli import gpuopt_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+P5_ONLY = """name: p5-only
+model: {name: llama-3-8b}
+workload: {type: finetune, method: full, fsdp: true, gradient_checkpointing: true,
+           tokens: 500m, batch_size: 4, seq_len: 2048}
+resources: {gpus: [H100], clouds: [aws]}
+"""
+
+
+def _run(*args: str, columns: str = "80") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": columns}
+    return subprocess.run([*gpuopt_command(), *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO, env=env)
+
+
+def test_h100_on_aws_plans_the_8_gpu_instance_and_lists_the_frontier(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(P5_ONLY, encoding="utf-8")
+    res = _run("plan", str(job), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"minimize", "candidates", "frontier", "excluded", "nearest_miss"}
+    best = doc["candidates"][0]
+    assert (best["cloud"], best["gpu"], best["count"]) == ("aws", "H100", 8)
+    assert best["instance_type"] == "p5.48xlarge"
+    assert doc["frontier"] and all(r["count"] == 8 for r in doc["frontier"])
+    assert doc["frontier"][0]["expected_cost"] == best["expected_cost"]
+    fastest = _run("plan", str(job), "--json", "--minimize", "time")
+    assert fastest.returncode == 0, fastest.stderr
+    quick = json.loads(fastest.stdout)["candidates"][0]
+    assert quick["expected_hours"] <= best["expected_hours"]
+
+
+def test_frontier_lines_fit_80_columns(tmp_path: Path) -> None:
+    res = _run("plan", str(REPO / "deploy" / "examples" / "full-13b-zero3.yaml"), "--top", "3")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Frontier"))
+    assert all(len(line) <= 80 for line in lines[start:])
+    assert any(" h " in line and "$" in line for line in lines[start + 1:])
+
+
+def test_a_fine_tune_without_tokens_is_a_spec_error(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("model: {name: llama-2-7b}\nworkload:\n  type: finetune\n  method: qlora\n",
+                   encoding="utf-8")
+    res = _run("plan", str(job))
+    assert res.returncode == 2
+    assert "job.yaml:2 workload: planning a fine-tune needs the amount of work" in res.stderr
+    assert "Traceback" not in res.stderr
