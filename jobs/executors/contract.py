@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
@@ -31,6 +32,21 @@ CONTRACT_VARS = (
     ENV_PROGRESS_FILE,
     ENV_CLUSTER_NAME,
 )
+
+
+# What a local job inherits from the daemon's environment: where programs are, who and
+# where the user is, the locale and time zone, the temporary directory, the terminal type
+# and which GPUs this machine exposes. Nothing else -- the daemon's database URL, SMTP
+# password and cloud credentials stay in the daemon (docs/checkpoint-contract.md).
+INHERITED_VARS = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE",
+                            "TZ", "TMPDIR", "TERM", "CUDA_VISIBLE_DEVICES"})
+INHERITED_PREFIXES = ("LC_",)
+
+
+def inherited_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed part of ``environ`` (see INHERITED_VARS)."""
+    return {k: v for k, v in environ.items()
+            if k in INHERITED_VARS or k.startswith(INHERITED_PREFIXES)}
 
 
 def contract_env(spec: AttemptSpec, *, checkpoint_dir: str, progress_file: str) -> dict[str, str]:

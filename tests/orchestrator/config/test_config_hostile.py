@@ -64,3 +64,12 @@ def test_sane_short_intervals_still_accepted(tmp_path: Path) -> None:
     s = load_config(env={"GPUOPT_HOME": str(tmp_path), "GPUOPT_DAEMON_LEASE_RENEW": "1s",
                          "GPUOPT_DAEMON_LEASE_TTL": "3s", "GPUOPT_DAEMON_COMPACTION_AFTER": "0s"})
     assert s.daemon.lease_renew.total_seconds() == 1
+
+
+def test_config_show_masks_the_database_password(tmp_path: Path) -> None:
+    from gpuopt.orchestrator.config.render import to_toml
+
+    settings = load_config(env={"GPUOPT_HOME": str(tmp_path), "GPUOPT_DATABASE_URL":
+                                "postgresql+psycopg://u:db-pw@h/d?password=db-pw2"})
+    shown = to_toml(settings)
+    assert "db-pw" not in shown and "postgresql+psycopg://u:***@h/d?password=***" in shown

@@ -52,8 +52,8 @@ def test_huge_progress_is_stored_or_ignored_and_the_job_succeeds(
 
 def test_out_of_range_values_are_logged_and_dropped(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="gpuopt.jobs.executors.contract"):
-        assert parse_progress('{"step": %d, "total": 10}' % 2**63) is None
-        kept = parse_progress('{"step": 5, "total": %d}' % 2**64)
+        assert parse_progress(f'{{"step": {2**63}, "total": 10}}') is None
+        kept = parse_progress(f'{{"step": 5, "total": {2**64}}}')
     assert kept is not None and (kept.step, kept.total) == (5, None)
     assert sum("ignored" in r.getMessage() for r in caplog.records) == 2
     assert parse_progress("[" * 100_000) is None  # bounded text, no RecursionError
