@@ -479,9 +479,13 @@ class JobSpec(_Strict):
         base = (info.context or {}).get("base_dir")
         if not path.is_absolute() and base is not None:
             path = Path(base) / path
-        if not path.is_dir():
-            raise ValueError(f"{str(path)!r} is not a directory")
-        return str(path.resolve())
+        try:
+            if path.is_dir():
+                return str(path.resolve())
+        except (OSError, ValueError) as exc:  # a name too long, a loop of links
+            raise ValueError(f"cannot use {str(path)[:200]!r}: {exc.__class__.__name__}") \
+                from None
+        raise ValueError(f"{str(path)[:200]!r} is not a directory")
 
     @model_validator(mode="after")
     def _secrets_apart(self) -> JobSpec:

@@ -264,7 +264,7 @@ class ReportConfig(_Section):
 
         try:
             ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a 400-character name
             raise ValueError(
                 f"unknown time zone {v!r}: use an IANA name like Europe/Paris"
             ) from None

@@ -57,6 +57,7 @@ def _error(text: str, base_dir: Path | None = None) -> str:
     (BASE + "  tokens: 5m\nenvs:\n  1X: x\n", "job.yaml:8 envs:", "'1X' is not"),
     (BASE + "  tokens: 5m\nworkdir: /nonexistent/gpuopt-dir\n", "job.yaml:8 workdir:",
      "not a directory"),
+    (BASE + "  tokens: 5m\nworkdir: '" + "9" * 400 + "'\n", "job.yaml:8 workdir:", "cannot use"),
     (BASE + "  tokens: 5m\nsecrets:\n  HF_TOKEN: abc\n", "job.yaml:8 secrets:", "leave the value"),
     (BASE + "  tokens: 5m\nowner: " + "o" * 200 + "\n", "job.yaml:8 owner:", "at most 128"),
     (BOMB + BASE, "job.yaml:1:", "expands to more than"),

@@ -26,6 +26,7 @@ from gpuopt.orchestrator.config import ConfigError, load_config
      "not true/false"),
     ('[report.team_budgets]\nnlp = 1e20\n', "[report] team_budgets", "at most"),
     ('[database]\nurl = "sqlite:////tmp/a\\u0000b"\n', "[database] url", "NUL"),
+    ('[report]\ntimezone = "' + "9" * 400 + '"\n', "[report] timezone", "unknown time zone"),
     ('[[reserved]]\ncloud = "aws"\nregion = "x"\ninstance_type = "y"\ncount = true\n',
      "[[reserved]] entry 1: count", "not true/false"),
 ])
