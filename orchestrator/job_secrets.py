@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from gpuopt.providers.errors import UserError
+from gpuopt.core.errors import UserError
 
 REDACTED = "***"
 

@@ -44,7 +44,7 @@ def parse_setting_duration(value: object) -> timedelta:
     result = parse_duration(value, positive=False, at_most=MAX_SETTING_DURATION,
                             examples=CONFIG_DURATION_EXAMPLES)
     if result < -MAX_SETTING_DURATION:
-        raise ValueError("must be a duration of at most 100 years")
+        raise ValueError(f"must be at most {format_duration(MAX_SETTING_DURATION)} either way")
     return result
 
 
