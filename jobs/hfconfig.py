@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
+
+# A Hugging Face config.json is a few KiB; a file beyond this is not one.
+MAX_CONFIG_BYTES = 1 << 20
+# No dimension of a real model comes near this; it keeps the estimates' arithmetic finite.
+MAX_DIMENSION = 10**9
 
 
 class HfConfigError(ValueError):
@@ -25,6 +31,8 @@ def _int(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int:
     for key in keys:
         value = cfg.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            if value > MAX_DIMENSION:
+                raise HfConfigError(f"config.json {key} is larger than {MAX_DIMENSION:,}")
             return value
     if default is not None:
         return default
@@ -109,11 +117,15 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
 
 def load_hf_config(path: Path, name: str | None = None) -> Architecture:
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
+        cfg = json.loads(read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError as exc:
         raise HfConfigError(f"{path} does not exist") from exc
+    except UnreadableFile as exc:
+        raise HfConfigError(f"cannot read {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise HfConfigError(f"cannot read {path}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise HfConfigError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:  # e.g. a 5,000-digit number, 10^5 brackets
+        raise HfConfigError(f"{path} is not a usable JSON file: {str(exc)[:100]}") from None
     return architecture_from_hf_config(cfg, name or path.parent.name or "custom")

@@ -17,10 +17,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 from gpuopt.jobs.errors import SpecError
 from gpuopt.jobs.spec import JobSpec
 
 _MAX_ERRORS = 20
+# A job file is a page of YAML. Aliases are expanded by _plain, so a few hundred bytes of
+# nested aliases ("billion laughs") could stand for billions of values: the expanded
+# document is bounded too, in values (scalars + containers) and in characters.
+MAX_SPEC_BYTES = 1 << 20
+MAX_VALUES = 100_000
+MAX_CHARS = 4 * MAX_SPEC_BYTES
 
 
 Purpose = Literal["plan", "estimate"]
@@ -32,13 +39,17 @@ def load_job_spec(path: str | Path, purpose: Purpose | None = None,
     (tokens / requests); ``now`` (aware) rejects an absolute deadline already past."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise SpecError(f"{path}: is a directory, expected a job.yaml file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: cannot read: {exc}") from None
+    except UnreadableFile as exc:
+        raise SpecError(f"{exc}; expected a job.yaml file") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return parse_job_spec(text, str(path), base_dir=path.resolve().parent, purpose=purpose,
                           now=now)
 
@@ -49,6 +60,8 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
     (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec."""
     if base_dir is None:
         base_dir = Path(filename).resolve().parent
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError(f"{filename}:1: the file is larger than {MAX_SPEC_BYTES:,} characters")
     doc = _load_yaml(text, filename)
     if doc is None:
         raise SpecError(f"{filename}:1: the file is empty; a job needs `model` and `workload`")
@@ -57,10 +70,20 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
             f"{filename}:{_line_of(doc, ()) or 1}: the document must be a mapping "
             f"(key: value), not a {_kind(doc)}"
         )
+    budget = _Budget()
     try:
-        data = _plain(doc, 0)
+        data = _plain(doc, 0, budget, ())
     except _TooDeep:
         raise SpecError(f"{filename}:1: the document nests too deeply") from None
+    except _TooBig:
+        raise SpecError(
+            f"{filename}:1: the document expands to more than {MAX_VALUES:,} values or "
+            f"{MAX_CHARS:,} characters (check its aliases, *name)") from None
+    except _NulFound as nul:
+        line = _line_of(doc, nul.loc) or 1
+        path = ".".join(_show(p) for p in nul.loc) or "(document)"
+        raise SpecError(f"{filename}:{line} {path}: contains a NUL character (\\0); "
+                        "remove it") from None
     try:
         spec = JobSpec.model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
@@ -114,7 +137,7 @@ def _load_yaml(text: str, filename: str) -> Any:
         line = mark.line + 1 if mark is not None else 1
         what = exc.problem or exc.context or "invalid YAML"
         raise SpecError(f"{filename}:{line}: not valid YAML: {what}") from None
-    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
+    except (YAMLError, ValueError, TypeError, RecursionError, OverflowError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SpecError(f"{filename}:1: not valid YAML: {first}") from None
 
@@ -123,17 +146,57 @@ class _TooDeep(Exception):
     pass
 
 
-def _plain(node: Any, depth: int) -> Any:
-    """ruamel's Commented* containers -> dicts/lists (cycles from aliases cut by depth)."""
+class _TooBig(Exception):
+    pass
+
+
+class _NulFound(Exception):
+    def __init__(self, loc: tuple[Any, ...]) -> None:
+        self.loc = loc
+
+
+class _Budget:
+    """What is left of MAX_VALUES / MAX_CHARS while _plain expands the document."""
+
+    def __init__(self) -> None:
+        self.values = MAX_VALUES
+        self.chars = MAX_CHARS
+
+    def spend(self, chars: int) -> None:
+        self.values -= 1
+        self.chars -= chars
+        if self.values < 0 or self.chars < 0:
+            raise _TooBig
+
+
+def _plain(node: Any, depth: int, budget: _Budget, loc: tuple[Any, ...]) -> Any:
+    """ruamel's Commented* containers -> dicts/lists (cycles from aliases cut by depth;
+    expansion bounded by ``budget``); a NUL anywhere is refused (no database stores it)."""
     if depth > 50:
         raise _TooDeep
     if isinstance(node, Mapping):
-        return {_key(k): _plain(v, depth + 1) for k, v in node.items()}
+        budget.spend(0)
+        out: dict[Any, Any] = {}
+        for k, v in node.items():
+            key = _key(k)
+            _check_text(key, budget, (*loc, key))
+            out[key] = _plain(v, depth + 1, budget, (*loc, key))
+        return out
     if isinstance(node, list | tuple):
-        return [_plain(v, depth + 1) for v in node]
+        budget.spend(0)
+        return [_plain(v, depth + 1, budget, (*loc, i)) for i, v in enumerate(node)]
     if isinstance(node, str):
+        _check_text(node, budget, loc)
         return str(node)  # ScalarString subclasses -> str
+    budget.spend(8)
     return node
+
+
+def _check_text(text: Any, budget: _Budget, loc: tuple[Any, ...]) -> None:
+    if isinstance(text, str):
+        budget.spend(len(text))
+        if "\x00" in text:
+            raise _NulFound(loc)
 
 
 def _key(key: Any) -> Any:

@@ -9,6 +9,7 @@ into ``file:line path: what to fix``.
 from __future__ import annotations
 
 import difflib
+import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -54,6 +55,17 @@ def _duration(value: object) -> timedelta:
     return parse_duration(value)
 
 
+# Money is stored as integer micro-dollars in 64-bit columns (at most ~9.2e12 USD): an
+# amount is refused beyond a trillion dollars or below one micro-dollar.
+MAX_USD = Decimal(10) ** 12
+MIN_USD = Decimal("0.000001")
+# A deadline is converted to UTC and stored; these years every database represents.
+DEADLINE_YEARS = (1970, 9000)
+# SkyPilot's (and POSIX's portable) environment variable names.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_ENV_VALUE = 128 * 1024  # Linux MAX_ARG_STRLEN: one variable longer cannot be exec'd
+
+
 def _money(value: object) -> Decimal:
     if isinstance(value, bool) or value is None:
         raise ValueError("must be an amount in USD, e.g. 250 or 12.50")
@@ -64,6 +76,10 @@ def _money(value: object) -> Decimal:
         raise ValueError(f"{value!r} is not an amount in USD: write e.g. 250 or 12.50") from None
     if not amount.is_finite() or amount <= 0:
         raise ValueError("must be a positive amount in USD")
+    if amount > MAX_USD:
+        raise ValueError(f"must be at most {MAX_USD:,} USD")
+    if amount < MIN_USD:
+        raise ValueError(f"must be at least {MIN_USD} USD (one micro-dollar)")
     return amount
 
 
@@ -210,7 +226,7 @@ class WorkloadSpec(_Strict):
     # The most sequences the engine runs at once (vLLM max_num_seqs); it runs as many as
     # its KV cache holds.
     concurrency: int = Field(default=1, ge=1, le=1_000_000)
-    requests: int | None = Field(default=None, ge=1)
+    requests: int | None = Field(default=None, ge=1, le=10**15)
     kv_cache_dtype: KvDtype | None = None
     # Tokens the engine schedules per step (vLLM max_num_batched_tokens); None: the
     # default in jobs/estimate/memory/inference.py.
@@ -359,7 +375,7 @@ def _deadline(value: object) -> object:
         if value.tzinfo is None:
             raise ValueError(f"{value.isoformat()} has no time zone: add one, e.g. "
                              f"{value.isoformat()}Z for UTC or {value.isoformat()}+02:00")
-        return value
+        return _in_range(value)
     if isinstance(value, date):
         raise ValueError("give a time, not only a date: e.g. 2025-07-01T18:00:00Z, or 36h")
     if isinstance(value, str):
@@ -374,8 +390,26 @@ def _deadline(value: object) -> object:
             if when.tzinfo is None:
                 raise ValueError(f"{text} has no time zone: add one, e.g. {text}Z for UTC "
                                  f"or {text}+02:00")
-            return when
+            return _in_range(when)
     return parse_duration(value)
+
+
+def _in_range(when: datetime) -> datetime:
+    first, last = DEADLINE_YEARS
+    try:
+        utc = when.astimezone(UTC)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not first <= utc.year < last:
+        raise ValueError(f"a deadline must fall between the years {first} and {last} (UTC)")
+    return when
+
+
+def _check_env_name(name: str) -> None:
+    if not ENV_NAME.match(name):
+        raise ValueError(
+            f"{name!r} is not an environment variable name: letters, digits and _, "
+            "not starting with a digit")
 
 
 def _choice(choices: tuple[str, ...]) -> Any:
@@ -429,6 +463,9 @@ class JobSpec(_Strict):
     setup: str | None = None
     run: str | None = None
     envs: dict[str, EnvValue] = Field(default_factory=dict)
+    # SkyPilot's `secrets:`: names whose values come from the submitter's environment
+    # (like `sky launch --secret NAME`); a value is never written here (see _secrets).
+    secrets: dict[str, None] = Field(default_factory=dict)
     workdir: str | None = None
     file_mounts: dict[str, FileMount] = Field(default_factory=dict)
     # gpuopt
@@ -437,10 +474,60 @@ class JobSpec(_Strict):
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     deadline: Annotated[timedelta | datetime | None, BeforeValidator(_deadline)] = None
     budget: Money | None = None
-    owner: str | None = None
-    team: str | None = None
+    owner: str | None = Field(default=None, min_length=1, max_length=128)
+    team: str | None = Field(default=None, min_length=1, max_length=128)
     checkpoint: CheckpointSpec | None = None
     max_restarts_on_errors: int = Field(default=0, ge=0, le=1000)
+
+    @field_validator("envs")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            _check_env_name(name)
+            if len(text) > MAX_ENV_VALUE:
+                raise ValueError(f"{name}: a value of at most {MAX_ENV_VALUE:,} characters")
+        return value
+
+    @field_validator("secrets", mode="before")
+    @classmethod
+    def _secrets(cls, value: object) -> object:
+        if isinstance(value, list | tuple):  # a list of names is the same request
+            value = {name: None for name in value}
+        if not isinstance(value, dict):
+            return value
+        for name, secret in value.items():
+            if not isinstance(name, str):
+                raise ValueError(f"{name!r}: a secret's name must be a string")
+            _check_env_name(name)
+            if secret is not None and secret != "":
+                raise ValueError(
+                    f"{name}: leave the value empty (`{name}: null`) and set {name} in the "
+                    "environment you submit from; gpuopt stores job files, never secrets")
+        return {name: None for name in value}
+
+    @field_validator("workdir", mode="before")
+    @classmethod
+    def _workdir(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str) or not value.strip() or "://" in value:
+            return value
+        path = Path(value.strip()).expanduser()
+        base = (info.context or {}).get("base_dir")
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        try:
+            if path.is_dir():
+                return str(path.resolve())
+        except (OSError, ValueError) as exc:  # a name too long, a loop of links
+            raise ValueError(f"cannot use {str(path)[:200]!r}: {exc.__class__.__name__}") \
+                from None
+        raise ValueError(f"{str(path)[:200]!r} is not a directory")
+
+    @model_validator(mode="after")
+    def _secrets_apart(self) -> JobSpec:
+        both = sorted(set(self.envs) & set(self.secrets))
+        if both:
+            raise ValueError(f"{', '.join(both)}: in both envs and secrets; keep it in one")
+        return self
 
     def deadline_at(self, submitted_at: datetime) -> datetime | None:
         """The absolute deadline (aware UTC) for a job submitted at ``submitted_at``."""

@@ -106,6 +106,8 @@ def placement_of(a: AttemptRow) -> Placement:
 
 
 def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
+    from gpuopt.orchestrator.job_secrets import load_secrets
+
     workdir = None
     if spec.workdir:
         wd = Path(spec.workdir).expanduser()
@@ -114,7 +116,8 @@ def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
     storage = {k: v.sky_config() for k, v in spec.file_mounts.items() if not isinstance(v, str)}
     return AttemptSpec(
         job_id=job.id, attempt=a.number, run=spec.run or "", name=spec.name,
-        setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()}, workdir=workdir,
+        setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()},
+        secrets=load_secrets(job.id, spec.secrets), workdir=workdir,
         file_mounts=mounts, storage_mounts=storage,
         checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
         placement=placement_of(a),

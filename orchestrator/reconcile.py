@@ -184,8 +184,11 @@ def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now:
     ended = _ended_at(a, status, now)
     ckpt = checkpoint_dir(job, spec)
     interval = spec.checkpoint.interval if spec.checkpoint else None
-    lines = "\n".join(status.last_lines[-LAST_LINES:]) or None
-    detail = detail or status.detail
+    from gpuopt.orchestrator.job_secrets import load_secrets, redact
+
+    hidden = load_secrets(job.id, spec.secrets).values()
+    lines = redact("\n".join(status.last_lines[-LAST_LINES:]), hidden) or None
+    detail = redact(detail or status.detail, hidden) or ""
     values: dict[str, object] = dict(
         status="ended", ended_at=ended, end_reason=reason, exit_code=status.exit_code,
         cost_micros=held_cost_micros(a.price_per_hour_micros, a.started_at, ended),
@@ -204,7 +207,14 @@ def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now:
     report.ended.append((a.cluster_name, reason))
     if job_values["status"] not in LIVE_JOB_STATUSES:
         report.finished.append((job.id, str(job_values["status"])))
+        _forget_secrets(job.id)
     return True
+
+
+def _forget_secrets(job_id: str) -> None:
+    from gpuopt.orchestrator.job_secrets import forget_secrets
+
+    forget_secrets(job_id)
 
 
 def launch_failure_streak(attempts: Sequence[AttemptRow]) -> int:
@@ -267,6 +277,8 @@ def _finish_job(store: Store, job: JobRow, now: datetime, status: str, report: S
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, status, reason)
             report.finished.append((job.id, status))
+    if status not in LIVE_JOB_STATUSES:
+        _forget_secrets(job.id)
 
 
 def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: datetime) -> JobRow:
@@ -344,6 +356,7 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, "failed", reason)
             report.finished.append((job.id, "failed"))
+    _forget_secrets(job.id)
 
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,

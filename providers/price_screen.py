@@ -1,23 +1,39 @@
 """Which observed prices may enter the price history (pure; no clock, DB or network).
 
 An observation is rejected, never stored, when its price is zero, negative, not a
-number, in a currency other than USD, or more than MAX_PRICE_JUMP x away from the last
-stored price of the same offer, or when the offer itself is insane (offer_problems).
+number, beyond MAX_PRICE_PER_HOUR, in a currency other than USD, more than MAX_PRICE_JUMP
+x away from the last stored price of the same offer, dated more than CLOCK_SKEW after
+the poll, or when the offer itself is insane (offer_problems). Each offer is judged on
+its own: a bad one never takes the rest of its batch with it.
+
+A *new* series whose price per GPU-hour is more than MAX_PRICE_JUMP x outside the range
+already known for its GPU model is not rejected but held (``outlier_problem``): it is
+stored only when a second poll reports it again (see orchestrator/store/price_history.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from gpuopt.core.money import to_micros
-from gpuopt.providers.integrity import offer_problems, price_jump_problem
+from gpuopt.providers.integrity import MAX_PRICE_JUMP, offer_problems, price_jump_problem
 from gpuopt.providers.offer import Offer
 
 CURRENCY = "USD"
 
+# No instance costs anywhere near this per hour (the dearest GPU machines are ~$100/h);
+# a price beyond it is a misread -- and it keeps micro-dollars inside 64-bit integers.
+MAX_PRICE_PER_HOUR = Decimal(1_000_000)
+# How far ahead of the poll's own clock an observation may be dated (clock skew between
+# the cloud's API and this machine); later ones are rejected, never stored.
+CLOCK_SKEW = timedelta(minutes=5)
+
 OfferKey = tuple[str, str, str, str, str]
+# GPU model -> (lowest, highest) known price per GPU-hour
+PriceRange = tuple[Decimal, Decimal]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +47,25 @@ class Rejection:
 
 
 def price_problems(
-    offer: Offer, last_price: Decimal | None, currency: str = CURRENCY
+    offer: Offer, last_price: Decimal | None, currency: str = CURRENCY,
+    now: datetime | None = None,
 ) -> list[str]:
-    """Why ``offer`` must not be stored given the last stored price of its series."""
-    problems = list(offer_problems(offer))
+    """Why ``offer`` must not be stored given the last stored price of its series (and,
+    with ``now``, the poll's time)."""
+    try:
+        problems = list(offer_problems(offer))
+    except (InvalidOperation, ValueError, OverflowError, TypeError) as exc:
+        return [f"unusable offer: {type(exc).__name__}"]
     if currency.upper() != CURRENCY:
         problems.append(f"price is in {currency}, not {CURRENCY}")
+    if now is not None and offer.observed_at.tzinfo is not None \
+            and offer.observed_at > now + CLOCK_SKEW:
+        problems.append(f"observed at {offer.observed_at:%Y-%m-%d %H:%M:%S}, more than "
+                        f"{CLOCK_SKEW} after the poll ({now:%Y-%m-%d %H:%M:%S})")
     if problems:
         return problems
+    if offer.price_per_hour > MAX_PRICE_PER_HOUR:
+        return [f"price {offer.price_per_hour:.6g}/h is beyond {MAX_PRICE_PER_HOUR:,}/h"]
     try:
         if to_micros(offer.price_per_hour) <= 0:
             return [f"price {offer.price_per_hour} rounds to 0 micro-dollars"]
@@ -48,17 +75,35 @@ def price_problems(
     return [jump] if jump else []
 
 
+def per_gpu_hour(offer: Offer) -> Decimal:
+    return offer.price_per_hour / max(offer.gpu_count, 1)
+
+
+def outlier_problem(offer: Offer, known: PriceRange | None) -> str | None:
+    """Why a *new* series' price needs a second poll to confirm it: its price per
+    GPU-hour is more than MAX_PRICE_JUMP x outside ``known`` (its GPU model's range)."""
+    if known is None:
+        return None
+    low, high = known
+    price = per_gpu_hour(offer)
+    if price > high * MAX_PRICE_JUMP or price < low / MAX_PRICE_JUMP:
+        return (f"new series at {price:.4f}/GPU-hour, far outside the known "
+                f"{low:.4f}..{high:.4f} for {offer.gpu}")
+    return None
+
+
 def screen(
     offers: Iterable[Offer],
     last_prices: Mapping[OfferKey, Decimal],
     currency: str = CURRENCY,
+    now: datetime | None = None,
 ) -> tuple[list[Offer], list[Rejection]]:
     """Split a batch into storable offers and rejections (duplicates of a key included)."""
     accepted: list[Offer] = []
     rejected: list[Rejection] = []
     seen: set[OfferKey] = set()
     for offer in offers:
-        problems = price_problems(offer, last_prices.get(offer.key), currency)
+        problems = price_problems(offer, last_prices.get(offer.key), currency, now)
         if not problems and offer.key in seen:
             problems = ["duplicate of another offer in the same batch"]
         if problems:

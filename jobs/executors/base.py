@@ -69,6 +69,9 @@ class AttemptSpec:
     name: str | None = None
     setup: str | None = None
     envs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    # `secrets:` values: in the program's environment like envs, never shown (repr) or
+    # stored; SkyPilot gets them as task secrets
+    secrets: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     workdir: str | None = None
     file_mounts: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     # node path -> SkyPilot storage config (bucket mounted or copied: name/source/store/mode/

@@ -7,6 +7,8 @@ See docs/checkpoint-contract.md. The GPUOPT_* variables always win over a user's
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
@@ -17,6 +19,11 @@ ENV_CHECKPOINT_DIR = "GPUOPT_CHECKPOINT_DIR"
 ENV_RESUME = "GPUOPT_RESUME"
 ENV_PROGRESS_FILE = "GPUOPT_PROGRESS_FILE"
 ENV_CLUSTER_NAME = "GPUOPT_CLUSTER_NAME"
+# The store keeps progress as BIGINT (PostgreSQL int8, SQLite's 8-byte INTEGER): a value
+# beyond it is the program's mistake and is ignored (logged), never fails a reconcile step.
+MAX_PROGRESS = 2**63 - 1
+_MAX_PROGRESS_TEXT = 4096  # a progress file is one small JSON object
+log = logging.getLogger(__name__)
 CONTRACT_VARS = (
     ENV_JOB_ID,
     ENV_ATTEMPT,
@@ -25,6 +32,21 @@ CONTRACT_VARS = (
     ENV_PROGRESS_FILE,
     ENV_CLUSTER_NAME,
 )
+
+
+# What a local job inherits from the daemon's environment: where programs are, who and
+# where the user is, the locale and time zone, the temporary directory, the terminal type
+# and which GPUs this machine exposes. Nothing else -- the daemon's database URL, SMTP
+# password and cloud credentials stay in the daemon (docs/checkpoint-contract.md).
+INHERITED_VARS = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE",
+                            "TZ", "TMPDIR", "TERM", "CUDA_VISIBLE_DEVICES"})
+INHERITED_PREFIXES = ("LC_",)
+
+
+def inherited_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed part of ``environ`` (see INHERITED_VARS)."""
+    return {k: v for k, v in environ.items()
+            if k in INHERITED_VARS or k.startswith(INHERITED_PREFIXES)}
 
 
 def contract_env(spec: AttemptSpec, *, checkpoint_dir: str, progress_file: str) -> dict[str, str]:
@@ -45,23 +67,40 @@ def contract_env(spec: AttemptSpec, *, checkpoint_dir: str, progress_file: str) 
 
 
 def parse_progress(text: str) -> Progress | None:
-    """``{"step": n, "total": m}`` -> Progress; anything else (half-written, junk) -> None."""
+    """``{"step": n, "total": m}`` -> Progress; anything else (half-written, junk, numbers
+    beyond what the store holds) -> None (a total out of range is dropped alone)."""
+    if len(text) > _MAX_PROGRESS_TEXT:
+        log.warning("progress ignored: %d characters, at most %d", len(text), _MAX_PROGRESS_TEXT)
+        return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
     step, total = data.get("step"), data.get("total")
     if not isinstance(step, int) or isinstance(step, bool) or step < 0:
         return None
+    if step > MAX_PROGRESS:
+        log.warning("progress ignored: step %s is beyond %d", _short(step), MAX_PROGRESS)
+        return None
     if not isinstance(total, int) or isinstance(total, bool) or total <= 0:
+        total = None
+    elif total > MAX_PROGRESS:
+        log.warning("progress total ignored: %s is beyond %d", _short(total), MAX_PROGRESS)
         total = None
     return Progress(step=step, total=total)
 
 
+def _short(number: int) -> str:
+    text = str(number)  # under 4096 digits: the text was bounded
+    return text if len(text) <= 30 else f"a {len(text)}-digit number"
+
+
 def read_progress(path: Path) -> Progress | None:
     try:
-        return parse_progress(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_PROGRESS_TEXT + 1)
     except OSError:
         return None
+    return parse_progress(raw.decode("utf-8", errors="replace"))

@@ -39,7 +39,7 @@ from gpuopt.jobs.executors.base import (
     FailureKind,
     LaunchResult,
 )
-from gpuopt.jobs.executors.contract import contract_env, read_progress
+from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 
 _WRAPPER = """#!/bin/bash
@@ -69,6 +69,17 @@ def _write_atomic(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def job_environment(spec: AttemptSpec, *, checkpoint_dir: str,
+                    progress_file: str) -> dict[str, str]:
+    """A local job's whole environment: the allow-listed host variables (PATH, HOME,
+    locale, ...), its ``envs`` and ``secrets``, then the checkpoint contract -- never the
+    rest of the daemon's environment (its database URL, SMTP password, cloud keys)."""
+    env = inherited_env(os.environ)
+    env.update(spec.secrets)
+    env.update(contract_env(spec, checkpoint_dir=checkpoint_dir, progress_file=progress_file))
+    return env
 
 
 def tail_lines(path: Path, n: int) -> tuple[str, ...]:
@@ -160,8 +171,8 @@ class LocalExecutor:
             (ws / "setup.sh").write_text(spec.setup + "\n", encoding="utf-8")
         (ws / "run.sh").write_text(spec.run + "\n", encoding="utf-8")
         (ws / "wrapper.sh").write_text(_WRAPPER.format(ws=shlex.quote(str(ws))), encoding="utf-8")
-        env = {**os.environ, **contract_env(
-            spec, checkpoint_dir=str(ckpt), progress_file=str(ws / "progress.json"))}
+        env = job_environment(spec, checkpoint_dir=str(ckpt),
+                              progress_file=str(ws / "progress.json"))
         cwd = Path(spec.workdir).expanduser() if spec.workdir else ws
         launched = time.time()
         kill_after = (

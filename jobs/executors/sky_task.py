@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,8 @@ class SkyTaskPlan:
     instance_type: str | None
     accelerators: Mapping[str, int] | None
     use_spot: bool
+    # SkyPilot task secrets (redacted by SkyPilot; not in the plan's repr)
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def infra(self) -> str:
@@ -200,6 +202,7 @@ def plan_task(
         instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
+        secrets=MappingProxyType(dict(spec.secrets)),
     )
 
 
@@ -223,6 +226,7 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         setup=plan.setup,
         run=plan.run,
         envs=dict(plan.envs),
+        secrets=dict(plan.secrets) or None,
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
     )

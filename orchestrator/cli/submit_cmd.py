@@ -63,6 +63,7 @@ def submit(
     if not spec.run:
         raise UserError(f"{job_file}: the job has no `run` command: nothing to execute",
                         exit_code=2)
+    _secret_values(job_file, spec)  # every named secret is set (also for --dry-run)
     settings = load_config(config)
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
@@ -156,14 +157,26 @@ def _why(planned: PlannedJob) -> str:
     return reasons or "no offer matches the job's resources"
 
 
+def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:
+    import os
+
+    from gpuopt.orchestrator.job_secrets import values_from_environment
+
+    return values_from_environment(spec.secrets, os.environ, str(job_file))
+
+
 def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob, kind: str,
                now: datetime, job_id: str | None = None) -> str:
+    """Store the job (queued); its secrets' values go to the job's secrets file first, never
+    to the database (orchestrator/job_secrets.py)."""
     import json
 
     from gpuopt.core.money import to_micros
+    from gpuopt.orchestrator.job_secrets import forget_secrets, save_secrets
     from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
+    secrets = _secret_values(job_file, spec)
     job_id = job_id or new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
     assert best is not None
@@ -179,10 +192,15 @@ def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
         }),
         executor=kind, updated_at=now,
     )
-    with store.transaction() as session:
-        session.add(row)
-        session.flush()  # the job row before its event (foreign key)
-        add_event(session, job_id, now, "submitted", f"queued; plan: {best.reason}")
+    save_secrets(job_id, secrets)
+    try:
+        with store.transaction() as session:
+            session.add(row)
+            session.flush()  # the job row before its event (foreign key)
+            add_event(session, job_id, now, "submitted", f"queued; plan: {best.reason}")
+    except BaseException:
+        forget_secrets(job_id)
+        raise
     return job_id
 
 

@@ -34,6 +34,7 @@ from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.config.model import Settings
 
 ENV_PREFIX = "GPUOPT_"
+MAX_CONFIG_BYTES = 1 << 20  # a configuration file is a page of TOML
 NOT_SETTINGS = frozenset({"GPUOPT_HOME", "GPUOPT_CONFIG"})
 
 
@@ -65,6 +66,8 @@ def load_config_with_sources(
     exists = file.is_file()
     if exists:
         data = _read_toml(file)
+    elif explicit and file.exists():
+        raise ConfigError(f"config file {file} is not a regular file")
     elif explicit:
         raise ConfigError(
             f"config file {file} does not exist: create it with `gpuopt config init "
@@ -88,20 +91,45 @@ def load_config_with_sources(
         origins[loc] = name
     _read_password_file(data, file, origins)
     try:
+        _refuse_nul(data, (), file, origins)
         settings = Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_describe(err, file, origins)) from None
+    except RecursionError:
+        raise ConfigError(f"{file}: a value nests too deeply") from None
     return settings, file, exists, sorted(origins.values())
 
 
 def _read_toml(file: Path) -> dict[str, Any]:
+    from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
+
     try:
-        with file.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(read_bounded(file, MAX_CONFIG_BYTES).decode("utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{file}: invalid TOML ({err}); fix the syntax there") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{file}: not UTF-8 text (byte {err.start}); TOML files are UTF-8") \
+            from None
+    except RecursionError:
+        raise ConfigError(f"{file}: invalid TOML (arrays or tables nest too deeply)") from None
+    except UnreadableFile as err:
+        raise ConfigError(f"cannot read config file {err}") from None
     except OSError as err:
         raise ConfigError(f"cannot read config file {file}: {err.strerror}") from None
+
+
+def _refuse_nul(node: Any, loc: tuple[str | int, ...], file: Path,
+                origins: Mapping[tuple[str, ...], str]) -> None:
+    """No setting holds a NUL character (no database, path or SMTP server takes one)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _refuse_nul(key, (*loc, str(key)), file, origins)
+            _refuse_nul(value, (*loc, str(key)), file, origins)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _refuse_nul(value, (*loc, i), file, origins)
+    elif isinstance(node, str) and "\x00" in node:
+        raise ConfigError(f"{_where(loc, file, origins)}: contains a NUL character; remove it")
 
 
 def _read_password_file(
@@ -170,6 +198,8 @@ def _env_value(name: str, raw: str, annotation: Any) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as err:
             raise ConfigError(f"{name}: invalid JSON ({err.msg} at column {err.colno})") from None
+        except (RecursionError, ValueError) as err:  # 10^5 brackets; a 5,000-digit number
+            raise ConfigError(f"{name}: unusable JSON ({type(err).__name__})") from None
     if origin is list:
         return [part.strip() for part in text.split(",") if part.strip()]
     if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):

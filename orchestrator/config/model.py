@@ -33,10 +33,35 @@ Cloud = Annotated[str, AfterValidator(check_cloud)]
 CONFIG_DURATION_EXAMPLES = "'20s', '10m', '1h30m', '7d'"
 
 
+# A configuration duration is at most this long either way (timedelta and the scheduler
+# take it; 1e20 seconds overflowed both).
+MAX_SETTING_DURATION = timedelta(days=100 * 366)
+
+
 def parse_setting_duration(value: object) -> timedelta:
-    """A configuration duration: any sign or length here; each setting checks its range."""
-    return parse_duration(value, positive=False, at_most=None,
-                          examples=CONFIG_DURATION_EXAMPLES)
+    """A configuration duration: any sign here, at most 100 years either way; each
+    setting checks its own range."""
+    result = parse_duration(value, positive=False, at_most=MAX_SETTING_DURATION,
+                            examples=CONFIG_DURATION_EXAMPLES)
+    if result < -MAX_SETTING_DURATION:
+        raise ValueError(f"must be at most {format_duration(MAX_SETTING_DURATION)} either way")
+    return result
+
+
+def _no_bool(value: object) -> object:
+    """TOML's true/false is not a number (pydantic would take true as 1)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true/false")
+    return value
+
+
+def _at_least(minimum: timedelta) -> AfterValidator:
+    def check(value: timedelta) -> timedelta:
+        if value < minimum:
+            raise ValueError(f"must be at least {format_duration(minimum)}")
+        return value
+
+    return AfterValidator(check)
 
 
 Duration = Annotated[
@@ -44,6 +69,11 @@ Duration = Annotated[
     BeforeValidator(parse_setting_duration),
     PlainSerializer(format_duration, return_type=str),
 ]
+# Intervals the daemon sleeps between runs: below these it would spin (lease_renew = "0s"
+# took 98% of a core) or compact to nothing.
+Interval = Annotated[Duration, _at_least(timedelta(seconds=1))]
+ShortInterval = Annotated[Duration, _at_least(timedelta(milliseconds=100))]
+Number = Annotated[int, BeforeValidator(_no_bool)]
 
 
 class _Section(BaseModel):
@@ -126,17 +156,17 @@ class ReservedCapacity(_Section):
     cloud: Cloud
     region: str
     instance_type: str
-    count: int = Field(ge=1)
+    count: Number = Field(ge=1, le=100_000)
 
 
 class PlacementConfig(_Section):
     # Expected spot interruptions per instance-hour when the cloud publishes no risk data;
     # clouds left out of the table keep their default.
-    preemption_rates: dict[Cloud, float] = Field(
+    preemption_rates: dict[Cloud, Annotated[float, BeforeValidator(_no_bool)]] = Field(
         default_factory=default_preemptions_per_hour
     )
     # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
-    avoid_window: Duration = timedelta(minutes=30)
+    avoid_window: Annotated[Duration, _at_least(timedelta(0))] = timedelta(minutes=30)
 
     @field_validator("preemption_rates", mode="before")
     @classmethod
@@ -158,28 +188,21 @@ class LogFormat(StrEnum):
 
 
 class DaemonConfig(_Section):
-    poll_interval: Duration = timedelta(minutes=10)
-    reconcile_interval: Duration = timedelta(seconds=20)
+    poll_interval: Interval = timedelta(minutes=10)
+    reconcile_interval: ShortInterval = timedelta(seconds=20)
     # Price-history compaction: how often it runs, and history older than compaction_after
     # is thinned to at most one row per offer per compaction_resolution.
-    compaction_interval: Duration = timedelta(days=1)
-    compaction_after: Duration = timedelta(days=90)
-    compaction_resolution: Duration = timedelta(hours=1)
+    compaction_interval: Interval = timedelta(days=1)
+    compaction_after: Annotated[Duration, _at_least(timedelta(0))] = timedelta(days=90)
+    compaction_resolution: Interval = timedelta(hours=1)
     metrics_address: str = "127.0.0.1:9464"
     log_format: LogFormat = LogFormat.TEXT
     # Leadership between daemons on PostgreSQL (a session advisory lock): stand-bys retry
     # every min(5s, lease_renew); the leader confirms its lock before every step and every
     # half of that, and stops at the first failed check (daemon/runner.py). lease_renew is
     # the heartbeat interval; lease_ttl bounds how old a live daemon's heartbeat may be.
-    lease_ttl: Duration = timedelta(seconds=60)
-    lease_renew: Duration = timedelta(seconds=20)
-
-    @field_validator("poll_interval", "reconcile_interval", "compaction_interval", "lease_ttl")
-    @classmethod
-    def _positive(cls, v: timedelta) -> timedelta:
-        if v <= timedelta(0):
-            raise ValueError("must be longer than 0s")
-        return v
+    lease_ttl: ShortInterval = timedelta(seconds=60)
+    lease_renew: ShortInterval = timedelta(seconds=20)
 
     @field_validator("metrics_address")
     @classmethod
@@ -206,6 +229,9 @@ def _check_email(v: str) -> str:
     return v
 
 
+MAX_TEAM_BUDGET = Decimal(10) ** 12  # micro-dollars in a 64-bit integer
+
+
 class ReportConfig(_Section):
     timezone: str = "UTC"
     weekday: Weekday = "monday"
@@ -222,6 +248,8 @@ class ReportConfig(_Section):
         for team, amount in v.items():
             if not amount.is_finite() or amount <= 0:
                 raise ValueError(f"{team}: a budget must be a positive amount in USD")
+            if amount > MAX_TEAM_BUDGET:
+                raise ValueError(f"{team}: a budget of at most {MAX_TEAM_BUDGET:,} USD")
         return v
 
     @field_validator("weekday", mode="before")
@@ -236,7 +264,7 @@ class ReportConfig(_Section):
 
         try:
             ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a 400-character name
             raise ValueError(
                 f"unknown time zone {v!r}: use an IANA name like Europe/Paris"
             ) from None
@@ -274,7 +302,7 @@ class SmtpSecurity(StrEnum):
 
 class SmtpConfig(_Section):
     host: str = "localhost"
-    port: int = Field(default=587, ge=1, le=65535)
+    port: Number = Field(default=587, ge=1, le=65535)
     security: SmtpSecurity = SmtpSecurity.STARTTLS
     username: str | None = None
     # Never written in the file: from GPUOPT_SMTP_PASSWORD or password_file only.

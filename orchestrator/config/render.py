@@ -56,6 +56,11 @@ def to_toml(settings: Settings) -> str:
     smtp = data.get("smtp", {})
     if smtp.get("password") is not None:
         smtp["password"] = MASK
+    database = data.get("database", {})
+    if database.get("url"):
+        from gpuopt.orchestrator.store.url import shown_url
+
+        database["url"] = shown_url(database["url"])
     out: list[str] = []
     for section, body in data.items():
         if isinstance(body, list):

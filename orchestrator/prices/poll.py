@@ -32,6 +32,7 @@ class CloudPollResult:
     changed: int = 0
     unchanged: int = 0
     rejected: int = 0
+    held: int = 0  # new series far outside their GPU's range, awaiting a second poll
     error: str | None = None
     warnings: tuple[str, ...] = ()
     rejections: tuple[str, ...] = ()
@@ -97,19 +98,19 @@ def poll_prices(
                 notify(cloud, "done")
                 continue
             notify(cloud, "storing")
-            results[cloud] = _store(store, cloud, fetched)
+            results[cloud] = _store(store, cloud, fetched, now)
             notify(cloud, "done")
     return {c: results[c] for c in providers}
 
 
-def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
+def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> CloudPollResult:
     from gpuopt.orchestrator.store.price_history import record_offers
 
     offers = [o for o in fetched.offers if o.cloud == cloud]
     foreign = len(fetched.offers) - len(offers)
     try:
         with store.transaction() as session:
-            summary = record_offers(session, offers)
+            summary = record_offers(session, offers, now=now)
     except Exception as err:
         log.error("%s: storing prices failed: %s", cloud, err)
         return CloudPollResult(cloud, status="error", error=f"store: {type(err).__name__}: {err}")
@@ -122,8 +123,10 @@ def _store(store: Store, cloud: str, fetched: FetchResult) -> CloudPollResult:
         changed=summary.changed,
         unchanged=summary.unchanged,
         rejected=len(summary.rejected),
+        held=len(summary.held),
         warnings=tuple(warnings),
-        rejections=tuple(r.describe() for r in summary.rejected),
+        rejections=tuple(r.describe() for r in summary.rejected)
+        + tuple(f"held for confirmation: {r.describe()}" for r in summary.held),
         changes=tuple(summary.changes),
     )
 

@@ -63,6 +63,8 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 def make_engine(url: str) -> Engine:
+    """An engine whose errors never carry the statement's parameters (``hide_parameters``):
+    a failed insert must not print a job's spec or anything else it was given."""
     try:
         parsed = make_url(url)
     except Exception:
@@ -83,13 +85,14 @@ def make_engine(url: str) -> Engine:
                     "directory must be writable (read-only file system? no permission?): "
                     "fix it or set [database] url / GPUOPT_DATABASE_URL", exit_code=2,
                 ) from None
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+                               hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if backend == "postgresql":
         if parsed.drivername in ("postgresql", "postgresql+psycopg2"):
             parsed = parsed.set(drivername="postgresql+psycopg")
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, hide_parameters=True)
     raise UserError(
         f"database {backend!r} is not supported: use SQLite or PostgreSQL", exit_code=2
     )

@@ -78,8 +78,9 @@ class AttemptRow(SQLModel, table=True):
     exit_code: int | None = None
     cost_micros: int | None = Field(default=None, sa_type=BigInteger)
     wasted_seconds: float | None = None
-    progress_step: int | None = None
-    progress_total: int | None = None
+    # BIGINT: a step may count tokens (beyond 2^31); the executors drop values beyond 2^63
+    progress_step: int | None = Field(default=None, sa_type=BigInteger)
+    progress_total: int | None = Field(default=None, sa_type=BigInteger)
     first_progress_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_progress_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_log_lines: str | None = Field(default=None, sa_type=Text)

@@ -14,10 +14,18 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from gpuopt.core.money import from_micros, to_micros
-from gpuopt.orchestrator.store.tables import OfferSeries, PriceChange
+from gpuopt.orchestrator.store.tables import OfferSeries, PendingPrice, PriceChange
+from gpuopt.providers.integrity import price_jump_problem
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.offer_filter import OfferFilter, sort_offers
-from gpuopt.providers.price_screen import CURRENCY, OfferKey, Rejection, screen
+from gpuopt.providers.price_screen import (
+    CURRENCY,
+    OfferKey,
+    PriceRange,
+    Rejection,
+    outlier_problem,
+    screen,
+)
 
 log = logging.getLogger("gpuopt.prices")
 
@@ -32,6 +40,8 @@ class RecordSummary:
     changed: int = 0
     unchanged: int = 0
     rejected: list[Rejection] = field(default_factory=list)
+    # new series held for a second poll's confirmation (pending_price), with the reason
+    held: list[Rejection] = field(default_factory=list)
     # (offer, previous price) for every changed series, for "what changed" output.
     changes: list[tuple[Offer, Decimal]] = field(default_factory=list)
 
@@ -74,28 +84,60 @@ def _static(offer: Offer) -> dict[str, object]:
     }
 
 
+# The store's column widths (tables.OfferSeries): an offer whose text would not fit is
+# rejected on its own instead of failing its whole batch's transaction.
+_WIDTHS = {"cloud": 16, "region": 64, "zone": 64, "instance_type": 64, "gpu": 32,
+           "source": 32}
+
+
+def _column_problems(offer: Offer) -> list[str]:
+    problems = []
+    for name, width in _WIDTHS.items():
+        value = getattr(offer, name) or ""
+        if not isinstance(value, str) or len(value) > width or "\x00" in value:
+            problems.append(f"{name} is not a text of at most {width} characters")
+    return problems
+
+
 def record_offers(
-    session: Session, offers: Sequence[Offer], currency: str = CURRENCY
+    session: Session, offers: Sequence[Offer], currency: str = CURRENCY,
+    now: datetime | None = None,
 ) -> RecordSummary:
     """Append the changes in ``offers`` to the history (the caller commits).
 
     A new series gets its first history row; a changed price closes nothing and opens a
     new row; an unchanged price only moves ``last_seen`` (series and its current row).
-    Bad prices (see providers.price_screen) are logged and skipped.
+    Bad prices (see providers.price_screen; ``now`` = the poll's time, default the clock)
+    are logged and skipped, each on its own. A new series far outside its GPU model's
+    known range is held in pending_price until a later poll reports it again.
     """
     summary = RecordSummary()
     if not offers:
         return summary
+    if now is None:
+        from datetime import UTC
+
+        now = datetime.now(UTC)
     clouds = sorted({o.cloud for o in offers})
     existing = {
         _series_key(row): row
         for row in session.exec(select(OfferSeries).where(col(OfferSeries.cloud).in_(clouds)))
     }
     last_prices = {k: from_micros(r.price_micros) for k, r in existing.items()}
-    accepted, rejected = screen(offers, last_prices, currency)
-    for rej in rejected:
-        log.warning("rejected price %s", rej.describe())
+    storable = []
+    for offer in offers:
+        problems = _column_problems(offer)
+        if problems:
+            summary.rejected.append(Rejection(offer, tuple(problems)))
+        else:
+            storable.append(offer)
+    accepted, rejected = screen(storable, last_prices, currency, now)
     summary.rejected.extend(rejected)
+    accepted = _hold_outliers(session, accepted, existing, summary)
+    for rej in summary.rejected:
+        log.warning("rejected price %s", rej.describe())
+    for rej in summary.held:
+        log.warning("price held for confirmation by the next poll: %s", rej.describe())
 
     bumps: list[dict[str, object]] = []
     for offer in accepted:
@@ -148,6 +190,68 @@ def record_offers(
         )
     session.flush()
     return summary
+
+
+def _known_ranges(session: Session, gpus: Iterable[str]) -> dict[str, PriceRange]:
+    """GPU model -> (lowest, highest) stored price per GPU-hour, over every cloud."""
+    per_gpu = col(OfferSeries.price_micros) / col(OfferSeries.gpu_count)
+    q = (
+        select(col(OfferSeries.gpu), func.min(per_gpu), func.max(per_gpu))
+        .where(col(OfferSeries.gpu).in_(sorted(set(gpus))), col(OfferSeries.gpu_count) > 0)
+        .group_by(col(OfferSeries.gpu))
+    )
+    return {gpu: (from_micros(int(low)), from_micros(int(high)))
+            for gpu, low, high in session.exec(q) if low is not None and high is not None}
+
+
+def _hold_outliers(session: Session, offers: list[Offer],
+                   existing: dict[OfferKey, OfferSeries], summary: RecordSummary) -> list[Offer]:
+    """The offers to store now: every one of a known series, and new series inside their
+    GPU model's known range or confirmed by an earlier held observation; the others are
+    held (pending_price) and left out."""
+    new = [o for o in offers if o.key not in existing]
+    if not new:
+        return offers
+    ranges = _known_ranges(session, {o.gpu for o in new})
+    pending = {
+        (p.cloud, p.region, p.zone, p.instance_type, p.market): p
+        for p in session.exec(select(PendingPrice).where(
+            col(PendingPrice.cloud).in_(sorted({o.cloud for o in new}))))
+    }
+    keep: list[Offer] = []
+    for offer in offers:
+        problem = None if offer.key in existing else outlier_problem(offer, ranges.get(offer.gpu))
+        held = pending.get(offer.key)
+        if problem is None:
+            if held is not None:
+                session.delete(held)
+            keep.append(offer)
+            continue
+        micros = to_micros(offer.price_per_hour)
+        if held is not None and offer.observed_at > held.observed_at and \
+                price_jump_problem(offer.price_per_hour, from_micros(held.price_micros)) is None:
+            log.info("held price confirmed by a second poll: %s", "/".join(p for p in offer.key
+                                                                            if p))
+            session.delete(held)
+            keep.append(offer)
+            continue
+        if held is None:
+            held = PendingPrice(cloud=offer.cloud, region=offer.region, zone=offer.zone or "",
+                                instance_type=offer.instance_type, market=offer.market.value,
+                                gpu=offer.gpu, price_micros=micros,
+                                observed_at=offer.observed_at, reason=problem[:400])
+            session.add(held)
+        elif offer.observed_at > held.observed_at:  # a different price: hold the new one
+            held.price_micros, held.observed_at, held.reason = (
+                micros, offer.observed_at, problem[:400])
+        summary.held.append(Rejection(offer, (problem,)))
+    session.flush()
+    return keep
+
+
+def pending_prices(session: Session) -> list[PendingPrice]:
+    """The new series held for confirmation (``gpuopt prices`` can show them)."""
+    return list(session.exec(select(PendingPrice).order_by(col(PendingPrice.id))))
 
 
 def _conditions(flt: OfferFilter) -> list[ColumnElement[bool]]:

@@ -64,6 +64,29 @@ class PriceChange(SQLModel, table=True):
     last_seen: datetime = Field(sa_type=UTCSeconds)
 
 
+class PendingPrice(SQLModel, table=True):
+    """A new series' first price held for confirmation: far outside what its GPU model is
+    known to cost (providers.price_screen.outlier_problem), so it enters offer_series only
+    when a later poll reports it again at a price within MAX_PRICE_JUMP of this one."""
+
+    __tablename__ = "pending_price"
+    __table_args__ = (
+        UniqueConstraint("cloud", "region", "zone", "instance_type", "market",
+                         name="uq_pending_price_key"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    cloud: str = Field(max_length=16)
+    region: str = Field(max_length=64)
+    zone: str = Field(default="", max_length=64)
+    instance_type: str = Field(max_length=64)
+    market: str = Field(max_length=16)
+    gpu: str = Field(max_length=32)
+    price_micros: int = Field(sa_type=BigInteger)
+    observed_at: datetime = Field(sa_type=UTCSeconds)
+    reason: str = Field(max_length=400)
+
+
 def import_all_tables() -> None:
     """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
     # Later table modules: add their import here.

@@ -29,13 +29,25 @@ def sqlite_file(url: str) -> Path | None:
     return Path(db).expanduser()
 
 
+# Query parameters that carry a credential (libpq's password / sslpassword, and the
+# spellings drivers and proxies accept); their values are masked like the password.
+SECRET_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "sslpassword", "secret", "token",
+                               "access_token", "api_key", "apikey"})
+
+
 def shown_url(url: str) -> str:
-    """The URL with its password replaced by *** (for messages and status output)."""
+    """The URL with its password -- in the authority or as a ``?password=`` query
+    parameter -- replaced by *** (for messages, status and config output)."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):  # not a URL; or e.g. a port that is not a number
+        parsed = make_url(url)
+        marker = "gpuopt-masked-value"  # rendering would escape *** itself
+        query = {k: (marker if k.lower() in SECRET_QUERY_KEYS else v)
+                 for k, v in parsed.query.items()}
+        shown = parsed.set(query=query).render_as_string(hide_password=True)
+        return shown.replace(marker, "***")
+    except (ArgumentError, ValueError, TypeError):  # not a URL; or e.g. a bad port
         scheme, sep, rest = url.partition("://")
-        return f"{scheme}://***" if sep and "@" in rest else url
+        return f"{scheme}://***" if sep and ("@" in rest or "?" in rest) else url

@@ -51,3 +51,26 @@ def test_micros_round_trip() -> None:
     assert to_micros(Decimal("1.0060000000")) == 1_006_000
     assert from_micros(20_000_000) == Decimal("20") and str(from_micros(20_000_000)) == "20"
     assert str(from_micros(1_006_000)) == "1.006"
+
+
+def test_future_and_huge_prices_are_problems() -> None:
+    from datetime import timedelta
+
+    from gpuopt.providers.price_screen import CLOCK_SKEW, MAX_PRICE_PER_HOUR
+
+    base = offer("1")
+    now = base.observed_at
+    assert price_problems(base, None, now=now - CLOCK_SKEW - timedelta(seconds=1))
+    assert price_problems(base, None, now=now - CLOCK_SKEW) == []
+    assert price_problems(offer(str(MAX_PRICE_PER_HOUR + 1)), None)
+    assert price_problems(offer("1e20"), None)
+
+
+def test_outlier_is_judged_per_gpu_hour_against_the_known_range() -> None:
+    from gpuopt.providers.price_screen import outlier_problem
+
+    known = (Decimal("0.5"), Decimal("1.5"))
+    assert outlier_problem(offer("15"), known) is None  # 10x the highest: still plausible
+    assert outlier_problem(offer("15.01"), known) is not None
+    assert outlier_problem(offer("0.04"), known) is not None
+    assert outlier_problem(offer("98765"), None) is None  # nothing known: nothing to judge

@@ -16,3 +16,12 @@ def test_urls_without_a_password_are_unchanged() -> None:
     for url in ("sqlite:////var/lib/gpuopt/gpuopt.db", "postgresql+psycopg://postgres@127.0.0.1/test",
                 "postgresql://h/d"):
         assert shown_url(url) == url
+
+
+def test_password_query_parameters_are_masked() -> None:
+    shown = shown_url("postgresql+psycopg://u:pw1@db/app?sslmode=require&password=pw2"
+                      "&sslpassword=pw3")
+    assert "pw1" not in shown and "pw2" not in shown and "pw3" not in shown
+    assert shown == ("postgresql+psycopg://u:***@db/app?password=***&sslmode=require"
+                     "&sslpassword=***")
+    assert "pw" not in shown_url("postgresql://u:pw@h:notaport/d?password=pw")
