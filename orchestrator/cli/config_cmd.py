@@ -19,7 +19,10 @@ ConfigOption = Annotated[
 
 
 def show(config: ConfigOption = None) -> None:
-    """Print the effective configuration (file + GPUOPT_* overrides), secrets masked."""
+    """Print the effective configuration (file + GPUOPT_* overrides), secrets masked.
+
+    Example: GPUOPT_DATABASE_URL=postgresql://gpuopt@db/gpuopt gpuopt config show
+    """
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.config import load_config_with_sources
     from gpuopt.orchestrator.config.render import to_toml
@@ -35,7 +38,10 @@ def init(
     config: ConfigOption = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a commented starter configuration file."""
+    """Write a commented starter configuration file.
+
+    Example: gpuopt config init --config ./gpuopt.toml
+    """
     import os
 
     from gpuopt.core.errors import UserError
@@ -56,7 +62,9 @@ def init(
 
 
 def register(app: typer.Typer) -> None:
-    config_app = typer.Typer(help="Show or create the configuration file.", no_args_is_help=True)
+    config_app = typer.Typer(help="Show or create the configuration file.\n\n"
+                             "Example: gpuopt config init && gpuopt config show",
+                             no_args_is_help=True)
     config_app.command("show")(show)
     config_app.command("init")(init)
     app.add_typer(config_app, name="config")

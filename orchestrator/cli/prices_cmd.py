@@ -126,7 +126,10 @@ def refresh(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Poll the clouds now and store what changed."""
+    """Poll the clouds now and store what changed.
+
+    Example: gpuopt prices refresh --cloud aws --cloud gcp
+    """
     from datetime import UTC
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -316,7 +319,10 @@ def export_snapshot(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Regenerate the embedded price snapshot from the store's latest offers."""
+    """Regenerate the embedded price snapshot from the store's latest offers.
+
+    Example: gpuopt prices export-snapshot --out snapshot_data.json
+    """
     from datetime import UTC
 
     from gpuopt.core.errors import UserError
@@ -356,7 +362,8 @@ def export_snapshot(
 
 def register(app: typer.Typer) -> None:
     prices_app = typer.Typer(
-        help="GPU prices: latest offers, refresh, history, snapshot.",
+        help="GPU prices: latest offers, refresh, history, snapshot.\n\n"
+        "Example: gpuopt prices --gpu H100 --market spot",
         invoke_without_command=True,
     )
     prices_app.callback()(show_prices)
