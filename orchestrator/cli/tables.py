@@ -35,7 +35,7 @@ Kind = Literal["num", "id", "text"]
 NUM: Kind = "num"
 ID: Kind = "id"
 TEXT: Kind = "text"
-GAP = 2  # between two columns: box.SIMPLE_HEAD's divider and one (collapsed) space
+GAP = 2  # between two columns: one space of padding and box.SIMPLE_HEAD's divider
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,29 +75,41 @@ def choose_columns(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: in
     return keep
 
 
+def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[str]], keep: Sequence[int],
+                  width: int) -> list[int]:
+    """Each kept column's width: its widest cell, TEXT columns narrowed (widest first, never
+    below what they need) until the table fits ``width`` or cannot shrink further."""
+    natural = [max((len(cols[i].header), *map(len, _cells(rows, i)))) for i in keep]
+    floor = [cols[i].needed(_cells(rows, i)) for i in keep]
+    widths = list(natural)
+    room = width - GAP * max(len(keep) - 1, 0)
+    while sum(widths) > room:
+        text = [k for k, i in enumerate(keep) if cols[i].kind == TEXT and widths[k] > floor[k]]
+        if not text:
+            break
+        k = max(text, key=lambda k: widths[k])
+        widths[k] -= 1
+    return widths
+
+
 def build_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int, *,
                 title: str | None = None, wide: bool = False) -> tuple[Table, int]:
-    """The table for ``width`` (or every column with ``wide``), and the width it needs."""
+    """The table for ``width`` (or every column, unwrapped, with ``wide``), and its width."""
     from rich import box
     from rich.table import Table
 
     keep = choose_columns(cols, rows, width, wide)
-    if wide:  # every cell on one line
-        cols = [Col(c.header, c.kind, c.optional, max((len(c.header), *map(len, _cells(rows, i)))))
-                for i, c in enumerate(cols)]
+    widths = column_widths(cols, rows, keep, 10**6 if wide else width)
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                  padding=(0, 1), pad_edge=False, collapse_padding=True,
-                  header_style="bold", title_style="bold")
-    for i in keep:
+                  padding=(0, 1, 0, 0), pad_edge=False, header_style="bold",
+                  title_style="bold")
+    for i, w in zip(keep, widths, strict=True):
         c = cols[i]
-        if c.kind == TEXT:
-            table.add_column(c.header, overflow="fold", min_width=c.needed(_cells(rows, i)))
-        else:
-            table.add_column(c.header, justify="right" if c.kind == NUM else "left",
-                             no_wrap=True, min_width=c.needed(_cells(rows, i)))
+        table.add_column(c.header, justify="right" if c.kind == NUM else "left", width=w,
+                         no_wrap=c.kind != TEXT, overflow="fold")
     for r in rows:
         table.add_row(*(str(r[i]) for i in keep))
-    return table, table_width(cols, rows, keep)
+    return table, sum(widths) + GAP * max(len(keep) - 1, 0)
 
 
 def print_table(console: Console, cols: Sequence[Col], rows: Sequence[Sequence[str]], *,
