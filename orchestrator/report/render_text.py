@@ -72,6 +72,7 @@ def render_text(report: WeeklyReport) -> str:
         ],
         right={1, 2, 3},
     )
+    out += _simulated(report)
     for title, lines in sections.spend_breakdowns(report):
         out += ["", title, *section_table(sections.spend_table(lines))]
     out += ["", "Daily spend"]
@@ -101,6 +102,18 @@ def render_text(report: WeeklyReport) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _simulated(report: WeeklyReport) -> list[str]:
+    sim = report.simulated
+    if sim is None:
+        return []
+    import textwrap
+
+    return ["", *textwrap.wrap(
+        f"Simulated runs (local executor; priced as if on their placement, never paid, left "
+        f"out of every other figure): {usd(sim.total)} for {len(report.simulated_jobs)} "
+        f"job(s), {hours(sim.gpu_hours)} GPU-hours, {sim.preemptions} preemption(s).", WIDTH)]
 
 
 def _width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
