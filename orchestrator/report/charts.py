@@ -83,9 +83,12 @@ CENTS_BELOW = 10.0
 
 def money_tick(top: float) -> Callable[[float, object], str]:
     """Tick label for an axis whose largest value is ``top`` USD: cents when small."""
-    if top < CENTS_BELOW:
-        return lambda v, _pos=None: f"${v:,.2f}"
-    return lambda v, _pos=None: f"${v:,.0f}"
+    places = 2 if top < CENTS_BELOW else 0
+
+    def label(value: float, _pos: object = None) -> str:
+        return f"${value:,.{places}f}"
+
+    return label
 
 
 def bar_label(amount: Decimal) -> str:
