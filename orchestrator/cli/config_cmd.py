@@ -31,7 +31,9 @@ def show(config: ConfigOption = None) -> None:
     header = [f"# file: {file}" + ("" if exists else " (missing: defaults)")]
     if env_names:
         header.append("# environment overrides: " + ", ".join(env_names))
-    out_console().print("\n".join(header) + "\n\n" + to_toml(settings), markup=False, end="")
+    # TOML, never wrapped: a long path in the header comment must stay one comment line.
+    out_console().print("\n".join(header) + "\n\n" + to_toml(settings), markup=False, end="",
+                        soft_wrap=True)
 
 
 def init(
