@@ -148,3 +148,10 @@ def test_each_poll_result_is_logged_once_and_a_failed_poll_counts(
     assert not any("Traceback" in ln or "Request URL" in ln for ln in lines)
     failures = runtime.snapshot()[4]
     assert failures == {"poll-azure": 1}
+    from prometheus_client import generate_latest
+
+    from gpuopt.orchestrator.daemon.metrics import StoreCollector, make_registry
+
+    text = generate_latest(make_registry(StoreCollector(store, runtime))).decode()
+    assert 'gpuopt_daemon_task_failures_total{task="poll-azure"} 1.0' in text
+    assert 'gpuopt_daemon_task_failures_total{task="poll-gcp"} 0.0' in text
