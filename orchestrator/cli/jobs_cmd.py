@@ -106,8 +106,8 @@ def jobs(
 
 
 def _statuses(given: list[str] | None) -> list[str] | None:
-    from gpuopt.orchestrator.store.jobs_tables import JOB_STATUSES, LIVE_JOB_STATUSES
     from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.store.jobs_tables import JOB_STATUSES, LIVE_JOB_STATUSES
 
     if not given:
         return None

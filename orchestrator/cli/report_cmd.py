@@ -87,8 +87,8 @@ def register(
 
 def _parse_week(text: str) -> IsoWeek:
     """--week's value; a bad one is bad input (exit 2), like every other option's."""
+    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.report.weeks import IsoWeek
-    from gpuopt.providers.errors import UserError
 
     try:
         return IsoWeek.parse(text)

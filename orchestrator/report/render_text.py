@@ -11,7 +11,6 @@ from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
 from gpuopt.orchestrator.report.model import JobLine, WeeklyReport
 from gpuopt.orchestrator.report.sections import Table
 
-
 WIDTH = 80
 
 

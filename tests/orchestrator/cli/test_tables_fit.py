@@ -134,7 +134,7 @@ def test_prices_every_snapshot_offer(width: int, capsys: pytest.CaptureFixture[s
 def test_prices_history_snapshot_points(width: int, capsys: pytest.CaptureFixture[str]) -> None:
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.prices_cmd import _history_table
-    from gpuopt.orchestrator.store.prices import HistoryPoint
+    from gpuopt.orchestrator.store.price_history import HistoryPoint
     from gpuopt.providers.snapshot import load_snapshot
 
     points = [HistoryPoint(o, o.observed_at, o.observed_at) for o in load_snapshot().offers]

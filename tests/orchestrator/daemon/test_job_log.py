@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from gpuopt.orchestrator.daemon.health import DaemonHealth
 
 from gpuopt.jobs.executors.local import LocalExecutor
 from gpuopt.jobs.executors.preemption import PreemptAtTimes
 from gpuopt.orchestrator.config import load_config
 from gpuopt.orchestrator.daemon.logs import JsonFormatter, setup_logging
-from gpuopt.orchestrator.daemon.runtime import RuntimeState
 from gpuopt.orchestrator.daemon.tasks import DaemonTasks
 from gpuopt.orchestrator.reconcile import JobEvent, StepReport
 from gpuopt.orchestrator.store.jobs_tables import JobRow
@@ -28,7 +28,7 @@ from tests.orchestrator.reconcile.conftest import CountingExecutor, submit, trai
 
 
 def _tasks(store, executors=None) -> DaemonTasks:  # type: ignore[no-untyped-def]
-    tasks = DaemonTasks(store, load_config(env={}), RuntimeState("t"), lambda: True,
+    tasks = DaemonTasks(store, load_config(env={}), DaemonHealth("t"), lambda: True,
                         lambda: datetime.now(UTC))
     if executors is not None:
         tasks._executors = executors
@@ -130,7 +130,7 @@ def test_each_poll_result_is_logged_once_and_a_failed_poll_counts(
     saved = (list(root.handlers), root.level)
     setup_logging("text", stream=stream)
     try:
-        runtime = RuntimeState("t")
+        runtime = DaemonHealth("t")
         tasks = DaemonTasks(store, load_config(env={}), runtime, lambda: True,
                             lambda: datetime.now(UTC))
         for cloud in ("aws", "gcp", "azure"):

@@ -87,7 +87,7 @@ def test_charts_render_for_a_cents_only_week() -> None:
 def test_the_ledger_marks_local_executor_runs_simulated(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
-    from gpuopt.orchestrator.store.ledger import load_report_ledger
+    from gpuopt.orchestrator.store.ledger_repo import load_report_ledger
 
     store = open_store(f"sqlite:///{tmp_path / 'gpuopt.db'}")
     now = t(24, 9)
