@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from gpuopt.jobs.executors.preemption import PreemptAtTimes
 
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.jobs.executors.preemption import PreemptAtTimes
 from gpuopt.orchestrator.config import load_config
 from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.logs import JsonFormatter, setup_logging
