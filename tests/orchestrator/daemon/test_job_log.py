@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from gpuopt.jobs.executors.fault_injection import PreemptAtTimes
 
+from gpuopt.jobs.executors.fault_injection import PreemptAtTimes
 from gpuopt.jobs.executors.local import LocalExecutor
 from gpuopt.orchestrator.config import load_config
 from gpuopt.orchestrator.daemon.health import DaemonHealth
