@@ -47,9 +47,26 @@ MAX_LAUNCH_FAILURES = 3  # in a row, before the job fails
 LAST_LINES = 20
 
 
+@dataclass(frozen=True, slots=True)
+class JobEvent:
+    """One thing that happened to a job in a step, for the daemon's log (one line each)."""
+
+    kind: str  # launched | re-placed | preempted | finished | failed | cancelled
+    job_id: str
+    attempt: int | None
+    detail: str
+
+
+# An attempt's end reason -> the JobEvent kind it is logged as.
+EVENT_OF_REASON = {"succeeded": "finished", "preempted": "preempted", "failed": "failed",
+                   "cancelled": "cancelled"}
+
+
 @dataclass
 class StepReport:
     launched: list[str] = field(default_factory=list)  # cluster names
+    events: list[JobEvent] = field(default_factory=list)  # in the order they happened
+    watched: list[tuple[str, int, str]] = field(default_factory=list)  # (job, attempt, cluster)
     ended: list[tuple[str, str]] = field(default_factory=list)  # (cluster, end reason)
     finished: list[tuple[str, str]] = field(default_factory=list)  # (job id, status)
     waiting: list[tuple[str, str]] = field(default_factory=list)  # (job id, why)
@@ -127,6 +144,7 @@ def _watch(store: Store, executor: Executor, job: JobRow, a: AttemptRow, now: da
            report: StepReport, streak: int) -> bool:
     """Poll (adopt) the open attempt; True when it ended in this call."""
     status = executor.adopt(a.cluster_name)
+    report.watched.append((job.id, a.number, a.cluster_name))
     state = status.state
     if state in (AttemptState.PENDING, AttemptState.RUNNING):
         _record_progress(store, job, a, status, now)
@@ -205,6 +223,7 @@ def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now:
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {event}")
     report.ended.append((a.cluster_name, reason))
+    report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number, event))
     if job_values["status"] not in LIVE_JOB_STATUSES:
         report.finished.append((job.id, str(job_values["status"])))
         _forget_secrets(job.id)
@@ -277,6 +296,7 @@ def _finish_job(store: Store, job: JobRow, now: datetime, status: str, report: S
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, status, reason)
             report.finished.append((job.id, status))
+            report.events.append(JobEvent(status, job.id, None, reason))
     if status not in LIVE_JOB_STATUSES:
         _forget_secrets(job.id)
 
@@ -339,12 +359,12 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
         status="launching", created_at=now, started_at=now,
     )
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
-    message = (f"attempt {number}: {offer.gpu} x{offer.gpu_count} {offer.market.value} in "
-               f"{where} ({offer.instance_type}) at ${offer.price_per_hour}/h"
-               + (f"; {decision.note}" if decision.note else ""))
-    if not claim_attempt(store, job.id, (job.status,), row, now, message):
+    placed = (f"{offer.gpu} x{offer.gpu_count} {offer.market.value} in "
+              f"{where} ({offer.instance_type}) at ${offer.price_per_hour}/h"
+              + (f"; {decision.note}" if decision.note else ""))
+    if not claim_attempt(store, job.id, (job.status,), row, now, f"attempt {number}: {placed}"):
         return  # another loop placed it
-    _launch(store, executor, job, spec, row, now, report)
+    _launch(store, executor, job, spec, row, now, report, placed)
 
 
 def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
@@ -356,11 +376,12 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, "failed", reason)
             report.finished.append((job.id, "failed"))
+            report.events.append(JobEvent("failed", job.id, None, reason))
     _forget_secrets(job.id)
 
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
-            now: datetime, report: StepReport) -> None:
+            now: datetime, report: StepReport, message: str = "") -> None:
     with store.session() as session:  # the committed row, with its id
         from sqlalchemy import select
 
@@ -379,6 +400,8 @@ def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: A
                detail=f"launch failed: {type(err).__name__}: {err}")
         return
     report.launched.append(saved.cluster_name)
+    report.events.append(JobEvent("re-placed" if job.status == "preempted" else "launched",
+                                  job.id, saved.number, message))
     _, attempts = _load(store, job.id)
     mine = next((a for a in attempts if a.number == saved.number), None)
     if mine is not None and mine.status == "ended":  # cancelled while it was launching

@@ -82,12 +82,19 @@ class Candidate:
     reason: str = ""
 
     @property
-    def risk(self) -> str:
+    def risk_level(self) -> str:
+        """none (not spot) | low | medium | high, by the expected preemptions."""
         if self.offer.market is not Market.SPOT:
             return "none"
         n = self.expected_preemptions
-        level = "low" if n < 0.5 else "medium" if n < 2 else "high"
-        return f"{level} ({n:.1f})"
+        return "low" if n < 0.5 else "medium" if n < 2 else "high"
+
+    @property
+    def risk(self) -> str:
+        """'medium (1.0 expected preemptions)'; 'none' when not spot."""
+        if self.offer.market is not Market.SPOT:
+            return "none"
+        return f"{self.risk_level} ({self.expected_preemptions:.1f} expected preemptions)"
 
     def to_json(self) -> dict[str, object]:
         o = self.offer

@@ -15,6 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis runs derandomized (the same examples on every run, on every machine) and
+# without its example database, so the README's test command gives the same verdict
+# every time; a failure it ever found is kept as an @example beside its test.
+# HYPOTHESIS_PROFILE=explore searches with fresh random examples (and remembers failures).
+settings.register_profile("deterministic", derandomize=True, database=None,
+                          print_blob=True)
+settings.register_profile("explore", derandomize=False, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

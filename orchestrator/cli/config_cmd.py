@@ -19,7 +19,10 @@ ConfigOption = Annotated[
 
 
 def show(config: ConfigOption = None) -> None:
-    """Print the effective configuration (file + GPUOPT_* overrides), secrets masked."""
+    """Print the effective configuration (file + GPUOPT_* overrides), secrets masked.
+
+    Example: GPUOPT_DATABASE_URL=postgresql://gpuopt@db/gpuopt gpuopt config show
+    """
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.config import load_config_with_sources
     from gpuopt.orchestrator.config.render import to_toml
@@ -28,14 +31,19 @@ def show(config: ConfigOption = None) -> None:
     header = [f"# file: {file}" + ("" if exists else " (missing: defaults)")]
     if env_names:
         header.append("# environment overrides: " + ", ".join(env_names))
-    out_console().print("\n".join(header) + "\n\n" + to_toml(settings), markup=False, end="")
+    # TOML, never wrapped: a long path in the header comment must stay one comment line.
+    out_console().print("\n".join(header) + "\n\n" + to_toml(settings), markup=False, end="",
+                        soft_wrap=True)
 
 
 def init(
     config: ConfigOption = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a commented starter configuration file."""
+    """Write a commented starter configuration file.
+
+    Example: gpuopt config init --config ./gpuopt.toml
+    """
     import os
 
     from gpuopt.core.errors import UserError
@@ -56,7 +64,9 @@ def init(
 
 
 def register(app: typer.Typer) -> None:
-    config_app = typer.Typer(help="Show or create the configuration file.", no_args_is_help=True)
+    config_app = typer.Typer(help="Show or create the configuration file.\n\n"
+                             "Example: gpuopt config init && gpuopt config show",
+                             no_args_is_help=True)
     config_app.command("show")(show)
     config_app.command("init")(init)
     app.add_typer(config_app, name="config")

@@ -33,7 +33,10 @@ def _run(config: ConfigOption, log_format: LogFormatOption | None) -> None:
 
 
 def run(config: ConfigOption = None, log_format: LogFormatArg = None) -> None:
-    """Run the daemon in the foreground until SIGTERM / SIGINT."""
+    """Run the daemon in the foreground until SIGTERM / SIGINT.
+
+    Example: gpuopt daemon run --log-format json
+    """
     _run(config, log_format)
 
 
@@ -42,7 +45,10 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Running or not, the leader, the last successful poll per cloud, the next report.
-    Exit code 0 when a daemon runs, 3 when none does."""
+    Exit code 0 when a daemon runs, 3 when none does.
+
+    Example: gpuopt daemon status --json
+    """
     import json
     from datetime import UTC, datetime
 
@@ -71,7 +77,8 @@ def status(
 
 def register(app: typer.Typer) -> None:
     daemon_app = typer.Typer(
-        help="The long-running service: price polls, job reconcile, weekly report.",
+        help="The long-running service: price polls, job reconcile, weekly report.\n\n"
+        "Example: gpuopt daemon --log-format json",
         invoke_without_command=True,
     )
 
@@ -79,7 +86,10 @@ def register(app: typer.Typer) -> None:
     def _default(
         ctx: typer.Context, config: ConfigOption = None, log_format: LogFormatArg = None
     ) -> None:
-        """The long-running service (`gpuopt daemon` = `gpuopt daemon run`)."""
+        """The long-running service (`gpuopt daemon` = `gpuopt daemon run`).
+
+        Example: gpuopt daemon --log-format json
+        """
         if ctx.invoked_subcommand is None:
             _run(config, log_format)
 

@@ -42,7 +42,10 @@ def estimate(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Estimate peak GPU memory of a job and the smallest GPU count that fits it."""
+    """Estimate peak GPU memory of a job and the smallest GPU count that fits it.
+
+    Example: gpuopt estimate deploy/examples/qlora-7b.yaml --gpu A100-40GB:1 --json
+    """
     from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
     from gpuopt.jobs.estimate.memory import GIB, estimate_memory
     from gpuopt.jobs.loader import load_job_spec
@@ -105,36 +108,30 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
                   rows: list[tuple[str, Fit | None]],
                   runtimes: dict[str, RuntimeEstimate | None]) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from gpuopt.jobs.estimate.fit import HEADROOM_FRACTION
     from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
     console = out_console()
     console.print(f"[bold]{escape(title)}[/] ({model}): peak memory per GPU on {gpus} GPU(s)")
-    table = Table()
-    table.add_column("component")
-    table.add_column("GiB", justify="right")
-    for key, value in breakdown.items():
-        if value > 0:
-            table.add_row(key, f"{value:.2f}")
-    table.add_row("[bold]total[/]", f"[bold]{sum(breakdown.values()):.2f}[/]")
-    console.print(table)
-    fit_table = Table(
-        title=f"Smallest fit (usable = {HEADROOM_FRACTION:.0%} of GPU memory)", title_justify="left"
-    )
-    for col in ("GPU", "count", "per GPU GiB", "free GiB", "est. hours", "tokens/s"):
-        fit_table.add_column(col, justify="left" if col == "GPU" else "right")
+    parts = [[key, f"{value:.2f}"] for key, value in breakdown.items() if value > 0]
+    parts.append(["total", f"{sum(breakdown.values()):.2f}"])
+    print_table(console, [Col("component", ID), Col("GiB", NUM)], parts)
+    console.print()
+    fit_rows = []
     for name, fit in rows:
         if fit is None or not fit.fits:
-            fit_table.add_row(name, "-", "-", "[red]does not fit[/]", "-", "-")
+            fit_rows.append([name, "-", "-", "does not fit", "-", "-"])
         else:
             rt = runtimes.get(name)
-            fit_table.add_row(name, str(fit.count), f"{fit.per_gpu_gib:.2f}",
-                              f"{fit.free_gib:.2f}",
-                              f"{rt.hours:,.1f}" if rt else "-",
-                              f"{rt.tokens_per_second:,.0f}" if rt else "-")
-    console.print(fit_table)
+            fit_rows.append([name, str(fit.count), f"{fit.per_gpu_gib:.2f}",
+                             f"{fit.free_gib:.2f}", f"{rt.hours:,.1f}" if rt else "-",
+                             f"{rt.tokens_per_second:,.0f}" if rt else "-"])
+    cols = [Col("GPU", ID), Col("count", NUM), Col("GiB/GPU", NUM), Col("free GiB", NUM),
+            Col("est. h", NUM), Col("tokens/s", NUM)]
+    print_table(console, cols, fit_rows,
+                title=f"Smallest fit (usable = {HEADROOM_FRACTION:.0%} of GPU memory)")
     if rows and all(runtimes.get(n) is None for n, f in rows if f and f.fits):
         console.print("est. hours need the amount of work: workload.tokens (fine-tune) or "
                       "workload.requests (inference); memory needs neither", soft_wrap=True)

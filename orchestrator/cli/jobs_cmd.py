@@ -8,11 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from gpuopt.orchestrator.store import Store
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Configuration file (TOML).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
+                                       "terminal.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -54,8 +58,23 @@ def _load_job(
     return job, attempts, events
 
 
-def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
-    """List jobs: id, name, owner, status, placement, attempts, cost so far."""
+def jobs(
+    status: Annotated[list[str] | None, typer.Option(
+        "--status", help="Only jobs in this status (repeatable): queued, launching, running, "
+        "preempted, succeeded, failed, cancelled; 'live' = the first four.")] = None,
+    owner: Annotated[str | None, typer.Option("--owner", help="Only this owner's jobs.")]
+    = None,
+    team: Annotated[str | None, typer.Option("--team", help="Only this team's jobs.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="The newest N jobs (0 = all).")] = 0,
+    wide: WideOpt = False,
+    as_json: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """List jobs: id, name, owner, status, placement, attempts, cost so far.
+
+    Example: gpuopt jobs --status live --team nlp --limit 20
+    """
     import json
     from datetime import UTC, datetime
 
@@ -63,12 +82,13 @@ def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
     from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
 
+    statuses = _statuses(status)
     store = _open(config)
     views = []
     if store is not None:
         try:
             with store.session() as session:
-                rows = list_jobs(session)
+                rows = list_jobs(session, statuses, owner=owner, team=team, limit=limit)
                 attempts = attempts_of(session, [j.id for j in rows])
         finally:
             store.close()
@@ -78,28 +98,58 @@ def jobs(as_json: JsonOpt = False, config: ConfigOpt = None) -> None:
         typer.echo(json.dumps(views, indent=2))
         return
     if not views:
-        out_console().print("no jobs yet: `gpuopt submit job.yaml`")
+        filtered = statuses or owner is not None or team is not None
+        out_console().print("no jobs match these filters" if filtered
+                            else "no jobs yet: `gpuopt submit job.yaml`")
         return
-    from rich.table import Table
+    print_jobs(out_console(), views, wide=wide)
 
-    table = Table(title_justify="left")
-    for col in ("id", "name", "owner", "status", "placement", "attempts", "cost USD"):
-        # the id is what `gpuopt status ID` takes: never truncated; the rest may wrap
-        table.add_column(col, justify="right" if col in ("attempts", "cost USD") else "left",
-                         no_wrap=col in ("id", "status"))
-    for v in views:
-        cost = v["cost"] + (" (simulated)" if v["cost_is_simulated"] else "")
-        table.add_row(v["id"], v["name"], v["owner"] or "", v["status"], v["placement"] or "",
-                      str(v["attempts"]), cost)
-    out_console().print(table)
+
+def _statuses(given: list[str] | None) -> list[str] | None:
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.store.jobs_tables import JOB_STATUSES, LIVE_JOB_STATUSES
+
+    if not given:
+        return None
+    out: list[str] = []
+    for value in (v.strip() for g in given for v in g.split(",")):
+        if value == "live":
+            out += LIVE_JOB_STATUSES
+        elif value in JOB_STATUSES:
+            out.append(value)
+        else:
+            raise UserError(f"--status {value!r}: choose from live, {', '.join(JOB_STATUSES)}",
+                            exit_code=2)
+    return out
+
+
+def print_jobs(console: Console, views: list[dict[str, Any]], *, wide: bool = False) -> None:
+    """The jobs table: id, status and numbers whole at any width; text columns wrap."""
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, money, print_table
+
+    cols = [Col("id", ID), Col("name", optional=3), Col("owner", optional=2),
+            Col("team", optional=4), Col("status", ID), Col("placement", min_width=10),
+            Col("att.", NUM, optional=1), Col("cost $", NUM)]
+    rows = [[v["id"], v["name"], v["owner"] or "-", v["team"] or "-", v["status"],
+             v["placement"] or "-", str(v["attempts"]),
+             money(v["cost"]) + ("*" if v["cost_is_simulated"] else "")]
+            for v in views]
+    print_table(console, cols, rows, wide=wide)
+    if any(v["cost_is_simulated"] for v in views):
+        console.print("* simulated: the local executor's runs are priced as if on the planned "
+                      "placement", style="dim")
 
 
 def status(
     job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    wide: WideOpt = False,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Every attempt of a job: placement, price, duration, cost, end reason; progress."""
+    """Every attempt of a job: placement, price, duration, cost, end reason; progress.
+
+    Example: gpuopt status quickstart-train-6vw8zw
+    """
     import json
     from datetime import UTC, datetime
 
@@ -114,14 +164,14 @@ def status(
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
-    _print_status(view)
+    _print_status(view, wide)
 
 
-def _print_status(view: dict[str, Any]) -> None:
-    from rich.table import Table
+def _print_status(view: dict[str, Any], wide: bool = False) -> None:
     from rich.text import Text
 
     from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, money, print_table, short_market
     from gpuopt.orchestrator.job_views import SIMULATED
 
     console = out_console()
@@ -130,29 +180,40 @@ def _print_status(view: dict[str, Any]) -> None:
              else str(progress["step"]) if progress else "none reported")
     console.print(Text.assemble((view["id"], "bold"), f"  {view['name']}  ",
                                 (view["status"], "bold"), f"  progress {shown}"))
-    console.print(f"owner {view['owner'] or '-'}, team {view['team'] or '-'}, executor "
-                  f"{view['executor']}, submitted {view['submitted_at']}"
-                  + (f", deadline {view['deadline_at']}" if view["deadline_at"] else "")
-                  + (f", budget ${view['budget']}" if view["budget"] else ""))
-    table = Table(title_justify="left")
-    for col in ("#", "placement", "USD/h", "duration s", "cost USD", "end", "wasted s"):
-        table.add_column(col)
+    console.print(Text(f"owner {view['owner'] or '-'}, team {view['team'] or '-'}, executor "
+                       f"{view['executor']}, submitted {when(view['submitted_at'])}"
+                       + (f", deadline {when(view['deadline_at'])}" if view["deadline_at"]
+                          else "")
+                       + (f", budget ${view['budget']}" if view["budget"] else "")))
+    cols = [Col("#", NUM), Col("placement", min_width=14), Col("instance", ID, optional=2),
+            Col("$/h", NUM), Col("held s", NUM), Col("cost $", NUM), Col("end", min_width=9),
+            Col("wasted s", NUM, optional=1)]
+    rows = []
     for a in view["attempt_list"]:
-        place = f"{a['gpu']} x{a['gpu_count']} {a['market']} {a['cloud']}/" \
-                f"{a['zone'] or a['region']} {a['instance_type']}"
+        place = (f"{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
+                 f"{a['cloud']}/{a['zone'] or a['region']}")
         end = a["end_reason"] or a["status"]
         if a["exit_code"] not in (None, 0):
             end += f" (exit {a['exit_code']})"
-        table.add_row(str(a["attempt"]), place, a["price_per_hour"],
-                      f"{a['duration_seconds']:.1f}", a["cost"], end,
-                      "" if a["wasted_seconds"] is None else f"{a['wasted_seconds']:.1f}")
-    console.print(table)
+        rows.append([str(a["attempt"]), place, a["instance_type"], a["price_per_hour"],
+                     f"{a['duration_seconds']:,.1f}", money(a["cost"]), end,
+                     "-" if a["wasted_seconds"] is None else f"{a['wasted_seconds']:,.1f}"])
+    if rows:
+        print_table(console, cols, rows, wide=wide)
     label = SIMULATED if view["cost_is_simulated"] else "cost"
-    console.print(f"{label}: ${view['cost']} (on-demand equivalent ${view['on_demand_cost']})")
+    console.print(Text(f"{label}: ${view['cost']} (on-demand equivalent "
+                       f"${view['on_demand_cost']})"))
     if view["last_error"]:
         console.print(Text(view["last_error"], style="red"))
     for e in view["events"][-8:]:
-        console.print(Text(f"  {e['at']}  {e['kind']}: {e['message']}", style="dim"))
+        console.print(Text(f"  {when(e['at'])}  {e['kind']}: {e['message']}", style="dim"))
+
+
+def when(iso: str) -> str:
+    """'2026-12-01T08:41:46.686132+00:00' -> '2026-12-01 08:41:46 UTC' (no microseconds)."""
+    from datetime import UTC, datetime
+
+    return f"{datetime.fromisoformat(iso).astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 def logs(
@@ -164,7 +225,10 @@ def logs(
     = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Print an attempt's output."""
+    """Print an attempt's output.
+
+    Example: gpuopt logs quickstart-train-6vw8zw --attempt 1 --follow
+    """
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import ExecutorCache
 
@@ -191,7 +255,10 @@ def cancel(
     job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
     config: ConfigOpt = None,
 ) -> None:
-    """Stop a job: its cluster or processes go, its attempt is closed, its ledger stays."""
+    """Stop a job: its cluster or processes go, its attempt is closed, its ledger stays.
+
+    Example: gpuopt cancel quickstart-train-6vw8zw
+    """
     from datetime import UTC, datetime
 
     from gpuopt.orchestrator.attempts import ExecutorCache

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gpuopt.orchestrator.planning import PlannedJob
     from gpuopt.policies.placement import Plan
 
@@ -27,6 +29,8 @@ def plan(
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the ranked list, the cost/time frontier and what was left out "
         "as JSON.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column (instance type), "
+                                       "however wide the terminal.")] = False,
     config: Annotated[
         Path | None, typer.Option("--config", help="Configuration file (TOML).")
     ] = None,
@@ -66,49 +70,52 @@ def plan(
         if not plan.candidates:
             raise typer.Exit(3)
         return
-    print_plan(spec.name or job_file.name, planned)
+    print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
     if not planned.plan.candidates:
         raise typer.Exit(3)
 
 
-def print_plan(title: str, planned: PlannedJob) -> None:
-    from rich.table import Table
+def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
+               now: datetime | None = None) -> None:
+    from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.snapshot_age import prices_source
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
 
     console = out_console()
     plan = planned.plan
-    src = (
-        f"embedded snapshot of {planned.snapshot_as_of}"
-        if planned.offers_source == "snapshot"
-        else "latest polled prices"
-    )
-    table = Table(
-        title=f"{title}: {len(plan.candidates)} cheapest placements ({planned.offer_count} "
-        f"offers, {src})",
-        title_justify="left",
-    )
-    for col, justify in (("#", "right"), ("GPU", "left"), ("cloud", "left"),
-                         ("region / zone", "left"), ("market", "left"), ("USD/h", "right"),
-                         ("est. h", "right"), ("expected USD", "right"), ("risk", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
+    # Narrower terminals drop, in this order: instance, #, risk, est. h.
+    cols = [Col("#", NUM, optional=3), Col("GPUs", ID), Col("where", ID),
+            Col("instance", ID, optional=4), Col("market", ID), Col("$/h", NUM),
+            Col("est. h", NUM, optional=1), Col("expected $", NUM),
+            Col("risk", ID, optional=2), Col("preempt.", NUM)]
+    rows = []
     for i, c in enumerate(plan.candidates, 1):
         o = c.offer
-        table.add_row(
-            str(i), f"{o.gpu} x{o.gpu_count}", o.cloud, o.zone or o.region, o.market.value,
-            f"{o.price_per_hour:,.2f}", f"{c.est_hours:,.1f}", f"{c.expected_cost:,.2f}",
-            c.risk,
-        )
-    console.print(table)
+        spot = o.market.value == "spot"
+        rows.append([
+            str(i), f"{o.gpu_count}x{o.gpu}", f"{o.cloud}/{o.zone or o.region}",
+            o.instance_type, short_market(o.market.value), f"{o.price_per_hour:,.2f}",
+            f"{c.est_hours:,.1f}", f"{c.expected_cost:,.2f}", c.risk_level,
+            f"{c.expected_preemptions:.1f}" if spot else "-",
+        ])
+    print_table(console, cols, rows, wide=wide,
+                title=f"{title}: {len(plan.candidates)} cheapest placements "
+                f"({planned.offer_count} offers, {src})")
+    if plan.candidates:
+        console.print("expected $ includes expected preemption losses; preempt. = expected "
+                      "preemptions over the run; od = on-demand", style="dim")
     if plan.best is not None:
-        console.print(f"[bold]Pick:[/] {plan.best.reason}")
+        console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
         print_frontier(plan)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
-            console.print(f"  {ex.gpu}: {ex.reason}")
+            console.print(f"  {ex.gpu}: {escape(ex.reason)}")
     if plan.nearest_miss:
-        console.print(f"[bold red]Fits nowhere:[/] {plan.nearest_miss}")
+        console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
 
 
 def frontier_lines(plan: Plan) -> list[str]:

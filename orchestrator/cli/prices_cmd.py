@@ -13,10 +13,12 @@ from gpuopt.providers.clouds import cloud_names
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import date
 
     from rich.console import Console
 
     from gpuopt.orchestrator.config import Settings
+    from gpuopt.orchestrator.store.price_history import HistoryPoint
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
 
@@ -27,6 +29,8 @@ MarketOpt = Annotated[
     str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.")
 ]
 RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Every column (instance type, vCPU, "
+                                       "RAM), however wide the terminal.")]
 
 
 def _age(now: datetime, then: datetime) -> str:
@@ -53,10 +57,15 @@ def show_prices(
         float | None, typer.Option("--max-price", help="Max USD per GPU-hour.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print offers as JSON.")] = False,
-    limit: Annotated[int, typer.Option("--limit", help="Rows in the table (0 = all).")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=0,
+                                       help="Rows in the table (0 = all).")] = 50,
+    wide: WideOpt = False,
     config: ConfigOption = None,
 ) -> None:
-    """Latest GPU prices, cheapest per GPU-hour first (snapshot when no history yet)."""
+    """Latest GPU prices, cheapest per GPU-hour first (snapshot when no history yet).
+
+    Example: gpuopt prices --gpu H100 --market spot --limit 10
+    """
     if ctx.invoked_subcommand is not None:
         return
     from datetime import UTC
@@ -80,43 +89,35 @@ def show_prices(
 
         typer.echo(json.dumps([o.to_json() for o in current.offers], indent=1))
         return
-    if current.source == "snapshot":
-        err_console().print(
-            f"[yellow]No price history yet: showing the embedded snapshot as of "
-            f"{current.snapshot_as_of}. Run `gpuopt prices refresh` for live prices.[/]"
-        )
+    now = datetime.now(UTC)
+    if current.source == "snapshot" and current.snapshot_as_of is not None:
+        from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
+
+        err_console().print(f"No price history yet, showing the embedded snapshot: "
+                            f"{snapshot_note(current.snapshot_as_of, now)}",
+                            style="yellow", markup=False)
     if not current.offers:
         err_console().print("no offers match these filters")
         return
-    now = datetime.now(UTC)
-    _offer_table(current.offers[: limit or None], now, out_console())
+    _offer_table(current.offers[: limit or None], now, out_console(), wide)
     if limit and len(current.offers) > limit:
         err_console().print(f"{len(current.offers) - limit} more offers (use --limit 0 for all)")
 
 
-def _wide(console: Console) -> Console:
-    """Tables are not squeezed into 80 columns when stdout is a pipe or a file."""
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
-    return console
+def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool) -> None:
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
 
-
-def _offer_table(offers: list[Offer], now: datetime, console: Console) -> None:
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold")
-    for name, justify in (("$/GPU-h", "right"), ("$/h", "right"), ("GPUs", "left"),
-                          ("cloud", "left"), ("region", "left"),
-                          ("zone", "left"), ("instance type", "left"), ("market", "left"),
-                          ("vCPU", "right"), ("RAM GiB", "right"), ("age", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for o in offers:
-        table.add_row(
-            f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:.4f}", f"{o.gpu_count}x{o.gpu}",
-            o.cloud, o.region, o.zone or "-", o.instance_type, o.market.value,
-            f"{o.vcpus:g}", f"{o.ram_gib:g}", _age(now, o.observed_at),
-        )
-    _wide(console).print(table)
+    # Narrower terminals drop vCPU and RAM first, then the age and $/h (= $/GPU-h x GPUs),
+    # then the instance type.
+    cols = [Col("$/GPU-h", NUM), Col("$/h", NUM, optional=2), Col("GPUs", ID), Col("cloud", ID),
+            Col("region / zone", ID), Col("instance type", ID, optional=1),
+            Col("market", ID), Col("vCPU", NUM, optional=3), Col("RAM GiB", NUM, optional=3),
+            Col("age", NUM, optional=2)]
+    rows = [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
+             f"{o.gpu_count}x{o.gpu}", o.cloud, o.zone or o.region, o.instance_type,
+             short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
+             _age(now, o.observed_at)] for o in offers]
+    print_table(console, cols, rows, wide=wide)
 
 
 def refresh(
@@ -125,7 +126,10 @@ def refresh(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Poll the clouds now and store what changed."""
+    """Poll the clouds now and store what changed.
+
+    Example: gpuopt prices refresh --cloud aws --cloud gcp
+    """
     from datetime import UTC
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -200,16 +204,24 @@ def history(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write a chart (PNG) of $/GPU-h over time.")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the points as JSON.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=0, help="The newest N points in the "
+                                       "table or JSON (0 = all; the chart has all).")] = 50,
+    wide: WideOpt = False,
     config: ConfigOption = None,
 ) -> None:
-    """The stored price series (one row per price change) and an optional chart."""
+    """The stored price series (one row per price change) and an optional chart.
+
+    Before the first `gpuopt prices refresh` the embedded snapshot's prices are shown as
+    the first point of each series (labelled "snapshot").
+
+    Example: gpuopt prices history --gpu H100 --market spot --since 30d --plot h100.png
+    """
     from datetime import UTC
 
     from gpuopt.core.durations import parse_duration
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console, out_console
-    from gpuopt.orchestrator.store import open_store_if_exists
-    from gpuopt.orchestrator.store.price_history import price_history
     from gpuopt.providers.offer_filter import OfferFilter
 
     try:
@@ -218,37 +230,81 @@ def history(
     except ValueError as err:
         raise UserError(f"--since: {err}", exit_code=2) from None
     flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region)
-    settings = _settings(config)
-    store = open_store_if_exists(settings.database.url)
-    if store is None:
-        err_console().print("no price history yet: run `gpuopt prices refresh` first")
-        raise typer.Exit(1)
-    try:
-        with store.session() as session:
-            points = price_history(session, flt, datetime.now(UTC) - window)
-    finally:
-        store.close()
-    if not points:
-        err_console().print("no stored prices match these filters in that window")
-        raise typer.Exit(1)
-    from rich.table import Table
+    now = datetime.now(UTC)
+    points, as_of = _history_points(_settings(config), flt, now - window)
+    if as_of is not None:
+        from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
 
-    table = Table(box=None, header_style="bold")
-    for name in ("cloud", "region", "zone", "instance type", "market", "GPUs", "$/h", "$/GPU-h",
-                 "from", "last seen"):
-        table.add_column(name)
-    for p in points:
-        o = p.offer
-        table.add_row(o.cloud, o.region, o.zone or "-", o.instance_type, o.market.value,
-                      f"{o.gpu_count}x{o.gpu}", f"{o.price_per_hour:.4f}",
-                      f"{o.price_per_gpu_hour:.4f}", f"{p.first_seen:%Y-%m-%d %H:%M}",
-                      f"{p.last_seen:%Y-%m-%d %H:%M}")
-    _wide(out_console()).print(table)
+        err_console().print(f"No price history yet: the embedded snapshot's prices are the "
+                            f"first point ({snapshot_note(as_of, now)})", style="yellow",
+                            markup=False)
+    if not points:
+        err_console().print("no prices match these filters in that window")
+        raise typer.Exit(1)
+    # The newest N stored points; of the snapshot (one point per offer), the cheapest N.
+    shown = points if not limit else points[:limit] if as_of is not None else points[-limit:]
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([_point_json(p, as_of is not None) for p in shown], indent=1))
+    else:
+        _history_table(shown, as_of is not None, out_console(), wide)
+        if len(shown) < len(points):
+            err_console().print(f"{len(points) - len(shown)} more points "
+                                "(use --limit 0 for all)")
     if plot is not None:
         from gpuopt.orchestrator.prices.chart import plot_history
 
         plot_history(points, plot, title=_title(flt))
         err_console().print(f"wrote {plot}")
+
+
+def _history_points(settings: Settings, flt: OfferFilter, since: datetime,
+                    ) -> tuple[list[HistoryPoint], date | None]:
+    """The stored points since ``since``; on a store without any price yet, the embedded
+    snapshot's matching offers as one point each (and the snapshot's date, else None)."""
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.price_history import HistoryPoint, has_prices, price_history
+
+    store = open_store_if_exists(settings.database.url)
+    if store is not None:
+        try:
+            with store.session() as session:
+                if has_prices(session):
+                    return price_history(session, flt, since), None
+        finally:
+            store.close()
+    from gpuopt.providers.snapshot import load_snapshot
+
+    snap = load_snapshot()
+    offers = sorted(flt.apply(snap.offers), key=lambda o: (o.price_per_gpu_hour, o.key))
+    return [HistoryPoint(o, o.observed_at, o.observed_at) for o in offers], snap.as_of
+
+
+def _point_json(p: HistoryPoint, snapshot: bool) -> dict[str, object]:
+    o = p.offer
+    return {"cloud": o.cloud, "region": o.region, "zone": o.zone,
+            "instance_type": o.instance_type, "gpu": o.gpu, "gpu_count": o.gpu_count,
+            "market": o.market.value, "price_per_hour": str(o.price_per_hour),
+            "price_per_gpu_hour": str(o.price_per_gpu_hour),
+            "first_seen": p.first_seen.isoformat(), "last_seen": p.last_seen.isoformat(),
+            "source": "snapshot" if snapshot else "store"}
+
+
+def _history_table(points: list[HistoryPoint], snapshot: bool, console: Console,
+                   wide: bool) -> None:
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+
+    cols = [Col("cloud", ID), Col("region / zone", ID), Col("instance type", ID, optional=1),
+            Col("market", ID), Col("GPUs", ID), Col("$/h", NUM, optional=2),
+            Col("$/GPU-h", NUM), Col("from", ID), Col("last seen", ID, optional=3)]
+    rows = [[p.offer.cloud, p.offer.zone or p.offer.region, p.offer.instance_type,
+             short_market(p.offer.market.value), f"{p.offer.gpu_count}x{p.offer.gpu}",
+             f"{p.offer.price_per_hour:,.4f}", f"{p.offer.price_per_gpu_hour:.4f}",
+             f"snapshot {p.first_seen:%Y-%m-%d}" if snapshot
+             else f"{p.first_seen:%Y-%m-%d %H:%M}",
+             "-" if snapshot else f"{p.last_seen:%Y-%m-%d %H:%M}"] for p in points]
+    print_table(console, cols, rows, wide=wide)
 
 
 def _title(flt: OfferFilter) -> str:
@@ -263,7 +319,10 @@ def export_snapshot(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Regenerate the embedded price snapshot from the store's latest offers."""
+    """Regenerate the embedded price snapshot from the store's latest offers.
+
+    Example: gpuopt prices export-snapshot --out snapshot_data.json
+    """
     from datetime import UTC
 
     from gpuopt.core.errors import UserError
@@ -303,7 +362,8 @@ def export_snapshot(
 
 def register(app: typer.Typer) -> None:
     prices_app = typer.Typer(
-        help="GPU prices: latest offers, refresh, history, snapshot.",
+        help="GPU prices: latest offers, refresh, history, snapshot.\n\n"
+        "Example: gpuopt prices --gpu H100 --market spot",
         invoke_without_command=True,
     )
     prices_app.callback()(show_prices)

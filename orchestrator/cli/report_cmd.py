@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.config import Settings
     from gpuopt.orchestrator.report.model import WeeklyReport
     from gpuopt.orchestrator.report.service import LedgerLoader
+    from gpuopt.orchestrator.report.weeks import IsoWeek
 
 
 class ReportFormat(StrEnum):
@@ -59,7 +60,10 @@ def register(
         ] = False,
         config: ConfigOption = None,
     ) -> None:
-        """Spend, savings against on-demand, preemptions and budgets for one ISO week."""
+        """Spend, savings against on-demand, preemptions and budgets for one ISO week.
+
+        Example: gpuopt report --week 2026-W48 --team nlp --format html --out report.html
+        """
         from datetime import UTC
 
         from gpuopt.orchestrator.config import load_config
@@ -71,7 +75,7 @@ def register(
         settings = load_config(config)
         tz = from_config.report_timezone(settings)
         now = clock() if clock is not None else datetime.now(UTC)
-        the_week = IsoWeek.parse(week) if week else IsoWeek.containing(now, tz).previous()
+        the_week = _parse_week(week) if week else IsoWeek.containing(now, tz).previous()
         result = load_report(
             loader or store_loader(settings.database.url), the_week, tz, as_of=now,
             owner=owner, team=team, team_budgets=from_config.team_budgets(settings),
@@ -79,6 +83,17 @@ def register(
         _output(result, fmt, out)
         if email:
             _email(result, settings, mailer, now)
+
+
+def _parse_week(text: str) -> IsoWeek:
+    """--week's value; a bad one is bad input (exit 2), like every other option's."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.report.weeks import IsoWeek
+
+    try:
+        return IsoWeek.parse(text)
+    except UserError as err:
+        raise UserError(f"--week: {err}", exit_code=2) from None
 
 
 def _output(result: WeeklyReport, fmt: ReportFormat, out: Path | None) -> None:

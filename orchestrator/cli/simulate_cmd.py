@@ -92,7 +92,10 @@ def simulate(
                                   "to this PNG.")
     ] = None,
 ) -> None:
-    """Replay a spot / on-demand policy on real spot-availability traces."""
+    """Replay a spot / on-demand policy on real spot-availability traces.
+
+    Example: gpuopt simulate --trace us-west-2a_v100_1.json --task-hours 48 --deadline-hours 52
+    """
     from gpuopt.orchestrator.simulate.traces import load_traces
     from gpuopt.policies.spot.registry import POLICIES
     from gpuopt.policies.spot.sweep import Job
@@ -134,6 +137,10 @@ def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float
     start_tick = math.ceil(start_s / gap)
     ticks = min(len(t.data) for t in traces)
     need = math.ceil(deadline_s / gap)
+    if need > ticks:  # no start fits: the deadline is what is too long
+        raise _bad(f"--deadline-hours {deadline_s / 3600:g}: longer than the trace "
+                   f"({ticks * gap / 3600:.1f} h); give a deadline <= {ticks * gap / 3600:.1f} h "
+                   "or a longer trace")
     if start_tick + need > ticks:
         raise _bad(f"--start-hour {start_hour:g}: the trace ({ticks * gap / 3600:.1f} h) must "
                    f"cover the deadline window from the start; use a start <= "
@@ -167,24 +174,20 @@ def result_json(result: SimResult, locations: int) -> dict[str, object]:
 
 def _print_result(result: SimResult, policy: str, traces: list[Trace],
                   deadline_s: float) -> None:
-    from rich.table import Table
-
     from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
     labels = result.labels(len(traces))
     gap = traces[0].gap_s
     held = {k: labels.count(k) * gap / 3600 for k in sorted(set(labels))}
-    table = Table(title=f"{policy} on {', '.join(t.path.name for t in traces)}")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    table.add_row("cost", f"${result.cost:,.2f}")
-    verdict = "[green]met[/]" if result.met_deadline else "[bold red]MISSED[/]"
-    table.add_row("finished", f"{result.finish_s / 3600:.2f} h of {deadline_s / 3600:g} h "
-                  f"({verdict})")
-    table.add_row("preemptions", str(result.preemptions))
-    for k, hours in held.items():
-        table.add_row(f"hours {k}", f"{hours:.2f}")
-    out_console().print(table)
+    verdict = "met" if result.met_deadline else "MISSED"
+    rows = [["cost", f"${result.cost:,.2f}"],
+            ["finished", f"{result.finish_s / 3600:.2f} h of {deadline_s / 3600:g} h "
+             f"({verdict})"],
+            ["preemptions", str(result.preemptions)]]
+    rows += [[f"hours {k}", f"{hours:.2f}"] for k, hours in held.items()]
+    print_table(out_console(), [Col("", ID), Col("value", NUM)], rows,
+                title=f"{policy} on {', '.join(t.path.name for t in traces)}")
 
 
 def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: int, zones: str,
@@ -235,26 +238,27 @@ def sweep_json(res: SweepResult) -> dict[str, object]:
 
 
 def _print_sweep(results: list[SweepResult], sets: list[TraceSet]) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
     from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
     from gpuopt.policies.spot.sweep import OPTIMUM
 
     con = out_console()
-    con.print(f"{len(sets)} trace sets: " + ", ".join(s.name for s in sets))
+    con.print(Text(f"{len(sets)} trace sets: " + ", ".join(s.name for s in sets)))
+    cols = [Col("policy", ID), Col("mean $", NUM), Col("worst $", NUM), Col("misses", NUM),
+            Col("x optimum", NUM)]
     for res in results:
-        table = Table(title=f"deadline {res.deadline_s / 3600:g} h: {res.runs} runs"
-                      + (f" ({res.infeasible} infeasible windows skipped)" if res.infeasible
-                         else ""))
-        for col in ("policy", "mean $", "worst $", "misses", "x optimum"):
-            table.add_column(col, justify="left" if col == "policy" else "right")
+        rows = []
         for name in (*res.policies, OPTIMUM):
             st = res.stats[name]
             ratio = res.ratio(name)
-            miss = f"[bold red]{st.misses}[/]" if st.misses else "0"
-            table.add_row(name, f"{st.mean:,.2f}", f"{st.worst:,.2f}", miss,
-                          "-" if ratio is None else f"{ratio:.3f}")
-        con.print(table)
+            rows.append([name, f"{st.mean:,.2f}", f"{st.worst:,.2f}", str(st.misses),
+                         "-" if ratio is None else f"{ratio:.3f}"])
+        print_table(con, cols, rows,
+                    title=f"deadline {res.deadline_s / 3600:g} h: {res.runs} runs"
+                    + (f" ({res.infeasible} infeasible windows skipped)" if res.infeasible
+                       else ""))
 
 
 def draw_plot(results: list[SweepResult], out: Path) -> None:

@@ -18,7 +18,8 @@ OffersSource = Callable[[], "Iterable[Offer]"]
 
 
 def register(app: typer.Typer, offers: OffersSource | None = None) -> None:
-    group = typer.Typer(help="SkyPilot integration.", no_args_is_help=True)
+    group = typer.Typer(help="SkyPilot integration.\n\n"
+                        "Example: gpuopt skypilot sync-catalog", no_args_is_help=True)
 
     @group.command("sync-catalog")
     def sync_catalog(

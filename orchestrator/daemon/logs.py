@@ -1,6 +1,7 @@
 """Daemon logging: plain text or one JSON object per line, credentials masked.
 
-``setup_logging("json")`` installs a single stderr handler on the root logger. Every
+``setup_logging("json")`` installs a single stderr handler on the root logger (so each
+record is written once) and keeps the SDKs' per-request logging out (QUIET_LOGGERS). Every
 record's message goes through :func:`redact` (passwords in URLs and ``password=...``
 pairs), so a database URL or an SMTP error never leaks a secret into the log.
 """
@@ -18,6 +19,15 @@ from typing import TextIO
 _URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][\w+.-]*://[^:/@\s]+):[^@\s]+@")
 _KEY_VALUE = re.compile(r"(?i)(?P<key>password|passwd|secret|token)(?P<sep>\s*[=:]\s*)[^\s,;&]+")
 MASK = "***"
+# Libraries that log routine work at INFO: only their warnings reach the daemon's log.
+# APScheduler logs every run; the cloud SDKs log every HTTP request (Azure's
+# http_logging_policy: several lines of headers per request, on every poll).
+QUIET_LOGGERS = (
+    "apscheduler", "alembic",
+    "azure", "azure.core.pipeline.policies.http_logging_policy", "azure.identity", "msal",
+    "botocore", "boto3", "s3transfer", "urllib3", "google", "google.auth", "google.api_core",
+    "grpc", "sky",
+)
 # LogRecord attributes that are not "extra" fields.
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message", "asctime", "taskName",
@@ -68,6 +78,5 @@ def setup_logging(fmt: str = "text", *, level: int = logging.INFO,
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    # APScheduler logs every run at INFO; keep its warnings (misfires, max instances).
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

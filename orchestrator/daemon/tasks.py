@@ -17,11 +17,17 @@ from gpuopt.orchestrator.daemon.health import DaemonHealth, TaskOutcome
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.reconcile import StepReport
     from gpuopt.orchestrator.report.sender import ReportSender
     from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.daemon")
+job_log = logging.getLogger("gpuopt.jobs")
 Clock = Callable[[], datetime]
+
+
+class StepFailed(Exception):
+    """A step that did not do its work, already explained (logged without a traceback)."""
 
 
 def utc_now() -> datetime:
@@ -45,6 +51,9 @@ class DaemonTasks:
         self._sender: ReportSender | None = None
         self._sender_lock = threading.Lock()
         self._executors: Any = None
+        # Attempts this daemon launched or has already watched: any other open attempt it
+        # watches was launched by an earlier daemon, and is logged once as adopted.
+        self._known: set[str] = set()
 
     # -- the jobs -------------------------------------------------------------------------
 
@@ -74,6 +83,9 @@ class DaemonTasks:
         error: str | None = None
         try:
             step()
+        except StepFailed as err:
+            error = str(err)
+            log.warning("%s failed: %s", name, error)
         except Exception as err:  # a failed step is logged and retried on its next run
             error = f"{type(err).__name__}: {err}"
             log.exception("%s failed: %s", name, error)
@@ -93,9 +105,13 @@ class DaemonTasks:
                              {cloud: self.settings.clouds.regions_for(cloud)})[cloud]
         record_poll(self.store, cloud, status=result.status, error=result.error,
                     at=self.clock())
-        log.info("price poll %s: %s (%d new, %d changed, %d unchanged, %d rejected)%s",
-                 cloud, result.status, result.new, result.changed, result.unchanged,
-                 result.rejected, f": {result.error}" if result.error else "")
+        if result.status == "error":  # counted in gpuopt_daemon_task_failures_total
+            raise StepFailed(f"price poll {cloud}: {result.error}")
+        if result.status == "skipped":
+            log.info("price poll %s: skipped: %s", cloud, result.error)
+            return
+        log.info("price poll %s: ok (%d new, %d changed, %d unchanged, %d rejected)",
+                 cloud, result.new, result.changed, result.unchanged, result.rejected)
 
     def _reconcile(self) -> None:
         from gpuopt.orchestrator.reconcile import reconcile_once
@@ -106,8 +122,30 @@ class DaemonTasks:
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
             self._executors = ExecutorCache()
-        reconcile_once(self.store, self._executors, self.settings, self.clock(),
-                       keep_going=self.is_leader)
+        self.log_step(reconcile_once(self.store, self._executors, self.settings, self.clock(),
+                                     keep_going=self.is_leader))
+
+    def log_step(self, report: StepReport) -> None:
+        """One log line per job event of a reconcile step (JSON: event, job_id, attempt)."""
+        ended = {cluster for cluster, _reason in report.ended}
+        for job_id, attempt, cluster in report.watched:
+            if cluster not in self._known:
+                self._known.add(cluster)
+                job_log.info("job %s attempt %d adopted: launched by an earlier daemon, %s",
+                             job_id, attempt, "it has ended" if cluster in ended
+                             else "still running", extra=_fields("adopted", job_id, attempt))
+        self._known.update(report.launched)
+        self._known.difference_update(ended)
+        for e in report.events:
+            where = f"job {e.job_id}" + (f" attempt {e.attempt}" if e.attempt else "")
+            level = logging.WARNING if e.kind == "failed" else logging.INFO
+            job_log.log(level, "%s %s: %s", where, e.kind, e.detail,
+                        extra=_fields(e.kind, e.job_id, e.attempt))
+        for job_id, message in report.errors:
+            job_log.warning("job %s: reconcile error: %s", job_id, message,
+                            extra=_fields("error", job_id, None))
+        for job_id, why in report.waiting:
+            job_log.debug("job %s waiting: %s", job_id, why)
 
     def sender(self) -> ReportSender:
         with self._sender_lock:
@@ -133,6 +171,10 @@ class DaemonTasks:
         d = self.settings.daemon
         compact_price_history(self.store, now=self.clock(), after=d.compaction_after,
                               resolution=d.compaction_resolution)
+
+
+def _fields(event: str, job_id: str, attempt: int | None) -> dict[str, object]:
+    return {"event": event, "job_id": job_id, "attempt": attempt}
 
 
 def build_sender(store: Store, settings: Settings) -> ReportSender:

@@ -37,6 +37,8 @@ class AttemptRecord:
     # Seconds of held time that did no lasting work: restart overhead (launch until the
     # job's first progress) plus work lost since the last checkpoint when preempted.
     wasted_seconds: float = 0.0
+    # Run by the local executor: priced as if on its placement, never paid for.
+    simulated: bool = False
 
     def cost_between(self, start: datetime, end: datetime) -> Decimal:
         """Cost of the part of this attempt held within [start, end)."""
@@ -55,3 +57,4 @@ class JobRecord:
     submitted_at: datetime
     finished_at: datetime | None
     budget: Decimal | None
+    simulated: bool = False  # run by the local executor (see AttemptRecord.simulated)

@@ -84,14 +84,12 @@ def poll_prices(
             cloud = futures[fut]
             try:
                 fetched = fut.result()
-            except CredentialsMissing as err:
-                log.info("%s: skipped: %s", cloud, err)
+            except CredentialsMissing as err:  # the caller reports every result, once
                 results[cloud] = CloudPollResult(cloud, status="skipped", error=str(err))
                 notify(cloud, "done")
                 continue
             except Exception as err:  # isolation: one cloud's failure is only reported
-                log.warning("%s: price poll failed: %s", cloud, err, exc_info=log.isEnabledFor(
-                    logging.DEBUG))
+                log.debug("%s: price poll failed", cloud, exc_info=True)
                 results[cloud] = CloudPollResult(
                     cloud, status="error", error=f"{type(err).__name__}: {err}"
                 )
@@ -112,7 +110,7 @@ def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> Clo
         with store.transaction() as session:
             summary = record_offers(session, offers, now=now)
     except Exception as err:
-        log.error("%s: storing prices failed: %s", cloud, err)
+        log.debug("%s: storing prices failed", cloud, exc_info=True)
         return CloudPollResult(cloud, status="error", error=f"store: {type(err).__name__}: {err}")
     warnings = list(fetched.warnings)
     if foreign:

@@ -58,16 +58,22 @@ def build_report(
     ``team_budgets`` are weekly USD budgets per team; they are left out of a per-owner report.
     """
     keep = _filter(owner, team)
-    mine = [a for a in attempts if keep(a.owner, a.team)]
+    scoped = [a for a in attempts if keep(a.owner, a.team)]
+    mine = [a for a in scoped if not a.simulated]  # simulated runs are summed apart
     prev = mine if previous_attempts is None else [
-        a for a in previous_attempts if keep(a.owner, a.team)
+        a for a in previous_attempts if keep(a.owner, a.team) and not a.simulated
     ]
-    job_index = {j.job_id: j for j in jobs if keep(j.owner, j.team)}
+    job_index = {j.job_id: j for j in jobs if keep(j.owner, j.team) and not j.simulated}
     start, end = _window(week, tz, as_of)
     acc = _Accumulator(start, end, week, tz)
     for a in mine:
         acc.add(a)
     summary = acc.summary()
+    sim_acc = _Accumulator(start, end, week, tz)
+    for a in scoped:
+        if a.simulated:
+            sim_acc.add(a)
+    sim_jobs = tuple(sorted(sim_acc.groups["job"]))
     p_start, p_end = _window(week.previous(), tz, as_of)
     prev_acc = _Accumulator(p_start, p_end, week.previous(), tz)
     for a in prev:
@@ -96,6 +102,8 @@ def build_report(
         team_budgets=budgets,
         daily=acc.days(clouds),
         clouds=clouds,
+        simulated=sim_acc.summary() if sim_jobs else None,
+        simulated_jobs=sim_jobs,
     )
 
 

@@ -7,6 +7,8 @@ exact Decimals of the report.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.orchestrator.report.fmt import pct, usd
@@ -74,11 +76,31 @@ def _style(ax: Any) -> None:
     ax.set_axisbelow(True)
 
 
-def _dollars(ax: Any, axis: str) -> None:
+# Below this axis maximum (USD) ticks and labels show cents: a week of demo runs costs
+# fractions of a dollar, and "$0 $0 $1" says nothing.
+CENTS_BELOW = 10.0
+
+
+def money_tick(top: float) -> Callable[[float, object], str]:
+    """Tick label for an axis whose largest value is ``top`` USD: cents when small."""
+    places = 2 if top < CENTS_BELOW else 0
+
+    def label(value: float, _pos: object = None) -> str:
+        return f"${value:,.{places}f}"
+
+    return label
+
+
+def bar_label(amount: Decimal) -> str:
+    """A bar's label: whole dollars from $100 up ($1,234), else with cents ($0.42)."""
+    text = usd(amount)
+    return text.split(".")[0] if abs(amount) >= 100 else text
+
+
+def _dollars(ax: Any, axis: str, top: float) -> None:
     from matplotlib.ticker import FuncFormatter
 
-    fmt = FuncFormatter(lambda v, _pos: f"${v:,.0f}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(money_tick(top)))
 
 
 def daily_spend_png(report: WeeklyReport) -> bytes:
@@ -95,7 +117,7 @@ def daily_spend_png(report: WeeklyReport) -> bytes:
     top = max(bottom, default=0.0)
     for xi, d in zip(x, report.daily, strict=True):
         if d.total > 0:
-            ax.annotate(usd(d.total).split(".")[0], (xi, float(d.total)), ha="center",
+            ax.annotate(bar_label(d.total), (xi, float(d.total)), ha="center",
                         va="bottom", fontsize=8, color="#333333", xytext=(0, 2),
                         textcoords="offset points")
     ax.set_xticks(x, days)
@@ -103,7 +125,7 @@ def daily_spend_png(report: WeeklyReport) -> bytes:
     ax.set_ylabel("Spend (USD)", fontsize=9, color="#333333")
     ax.set_xlabel(f"Day ({report.timezone})", fontsize=9, color="#333333")
     ax.grid(axis="y", color="#e5e5e5", linewidth=0.8)
-    _dollars(ax, "y")
+    _dollars(ax, "y", top * 1.15)
     _style(ax)
     if report.clouds:
         ax.legend(frameon=False, fontsize=9, ncols=len(report.clouds), loc="lower left",
@@ -125,14 +147,14 @@ def versus_on_demand_png(report: WeeklyReport) -> bytes:
     top = max((float(r[2]) for r in rows), default=0.0)
     for yi, (_, paid, od) in zip(y, rows, strict=True):
         saved = pct(percent(od - paid, od))
-        ax.annotate(f"{usd(paid).split('.')[0]}  (saved {saved})", (float(paid), yi - h / 2),
+        ax.annotate(f"{bar_label(paid)}  (saved {saved})", (float(paid), yi - h / 2),
                     va="center", fontsize=8, xytext=(3, 0), textcoords="offset points",
                     color="#333333")
     ax.set_yticks(y, [r[0] for r in rows], fontsize=9)
     ax.set_xlim(0, top * 1.3 if top > 0 else 1)
     ax.set_xlabel("USD this week", fontsize=9, color="#333333")
     ax.grid(axis="x", color="#e5e5e5", linewidth=0.8)
-    _dollars(ax, "x")
+    _dollars(ax, "x", top * 1.3)
     _style(ax)
     ax.legend(frameon=False, fontsize=9, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0),
               borderaxespad=0.2)

@@ -141,6 +141,10 @@ class WeeklyReport:
     team_budgets: tuple[TeamBudget, ...]
     daily: tuple[DaySpend, ...]  # the seven local days
     clouds: tuple[str, ...]  # order of the daily stacks (by week spend)
+    # Runs of the local executor (priced as if on their placement, never paid): left out
+    # of every figure above, summed here; None when there were none this week.
+    simulated: WeekSummary | None = None
+    simulated_jobs: tuple[str, ...] = ()  # their job ids
 
     @property
     def week(self) -> IsoWeek:

@@ -39,6 +39,7 @@ def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
     body = [
         _header(report, f"{first:%a %d %b %Y} to {last:%a %d %b %Y} ({report.timezone})"),
         _kpis(report),
+        *_simulated(report),
         _section(CHART_TITLES[DAILY], _image(image_src, DAILY)),
         _section(CHART_TITLES[VERSUS], _image(image_src, VERSUS)),
         _section(sections.TOP_JOBS, _jobs_table(report.top_jobs)),
@@ -115,6 +116,16 @@ def _kpis(report: WeeklyReport) -> str:
         '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0">'
         f"<tr>{spacer.join(cells)}</tr></table>"
     )
+
+
+def _simulated(report: WeeklyReport) -> list[str]:
+    sim = report.simulated
+    if sim is None:
+        return []
+    text = (f"Simulated runs (local executor; priced as if on their placement, never paid, "
+            f"left out of every other figure): {usd(sim.total)} for "
+            f"{len(report.simulated_jobs)} job(s), {sim.preemptions} preemption(s).")
+    return [f'<p style="font-size:13px;color:#555555;">{escape(text)}</p>']
 
 
 def _section(title: str, content: str) -> str:

@@ -69,6 +69,8 @@ def report_to_json(report: WeeklyReport) -> dict[str, Any]:
             }
             for t in report.team_budgets
         ],
+        "simulated": None if report.simulated is None else {
+            **_summary(report.simulated), "jobs": list(report.simulated_jobs)},
         "daily": [
             {
                 "day": d.day.isoformat(),

@@ -1,4 +1,5 @@
-"""Plain-text rendering: aligned columns, fits 100 characters, readable in any mail client."""
+"""Plain-text rendering: aligned columns, fits 80 characters (a default terminal and any
+mail client); a table too wide for that leaves out its optional columns, nothing is cut."""
 
 from __future__ import annotations
 
@@ -10,9 +11,23 @@ from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
 from gpuopt.orchestrator.report.model import JobLine, WeeklyReport
 from gpuopt.orchestrator.report.sections import Table
 
+WIDTH = 80
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
-    """Aligned columns; ``right`` holds the indexes of right-aligned (numeric) columns."""
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int],
+          optional: Sequence[int] = ()) -> list[str]:
+    """Aligned columns; ``right`` holds the indexes of right-aligned (numeric) columns.
+    Columns in ``optional`` are left out, in that order, while a line exceeds WIDTH."""
+    keep = list(range(len(headers)))
+    for drop in (None, *optional):
+        if drop is not None:
+            keep.remove(drop)
+        if _width([headers[i] for i in keep], [[r[i] for i in keep] for r in rows]) <= WIDTH:
+            break
+    if len(keep) < len(headers):
+        headers = [headers[i] for i in keep]
+        rows = [[r[i] for i in keep] for r in rows]
+        right = {keep.index(i) for i in right if i in keep}
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
@@ -27,11 +42,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
     return [fmt(headers), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
 
 
-def section_table(t: Table, empty: str = "none") -> list[str]:
+def section_table(t: Table, empty: str = "none", optional: Sequence[int] = ()) -> list[str]:
     """A section's table as aligned lines, or one indented line when it has no rows."""
     if not t.rows:
         return [f"  {empty}"]
-    return table(t.headers, t.rows, set(t.right))
+    return table(t.headers, t.rows, set(t.right), optional)
 
 
 def render_text(report: WeeklyReport) -> str:
@@ -56,6 +71,7 @@ def render_text(report: WeeklyReport) -> str:
         ],
         right={1, 2, 3},
     )
+    out += _simulated(report)
     for title, lines in sections.spend_breakdowns(report):
         out += ["", title, *section_table(sections.spend_table(lines))]
     out += ["", "Daily spend"]
@@ -77,13 +93,31 @@ def render_text(report: WeeklyReport) -> str:
     if report.team_budgets:
         out += ["", sections.TEAM_BUDGETS, *section_table(sections.team_budget_table(report))]
     out += ["", sections.preemptions_title(report),
-            *section_table(sections.preemption_table(report))]
+            *section_table(sections.preemption_table(report),
+                           optional=(4, 2))]  # GPU-h wasted, GPUs
     out += [
         "",
-        "Every figure is from the ledger at the price in force when each attempt launched.",
+        "Every figure is from the ledger, at the price in force when each attempt began.",
         "",
     ]
     return "\n".join(out)
+
+
+def _simulated(report: WeeklyReport) -> list[str]:
+    sim = report.simulated
+    if sim is None:
+        return []
+    import textwrap
+
+    return ["", *textwrap.wrap(
+        f"Simulated runs (local executor; priced as if on their placement, never paid, left "
+        f"out of every other figure): {usd(sim.total)} for {len(report.simulated_jobs)} "
+        f"job(s), {hours(sim.gpu_hours)} GPU-hours, {sim.preemptions} preemption(s).", WIDTH)]
+
+
+def _width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    widths = [max((len(h), *(len(r[i]) for r in rows))) for i, h in enumerate(headers)]
+    return sum(widths) + 2 * (len(widths) - 1)
 
 
 def _tz(report: WeeklyReport) -> ZoneInfo:
@@ -98,7 +132,7 @@ def _job_table(jobs: Sequence[JobLine]) -> list[str]:
     if not jobs:
         return ["  none"]
     return table(
-        ["Job", "Owner", "Team", "State", "This week", "To date", "Budget", "Preempted"],
+        ["Job", "Owner", "Team", "State", "This week", "To date", "Budget", "Preempt."],
         [
             [j.name, label(j.owner), label(j.team), j.state, usd(j.week_cost),
              usd(j.cost_to_date), usd(j.budget) if j.budget is not None else "-",
@@ -106,4 +140,5 @@ def _job_table(jobs: Sequence[JobLine]) -> list[str]:
             for j in jobs
         ],
         right={4, 5, 6, 7},
+        optional=(2, 1, 6),  # team, owner (both in their own spend tables), budget
     )

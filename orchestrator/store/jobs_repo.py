@@ -54,11 +54,20 @@ def find_job(session: Session, job_id: str) -> JobRow:
     raise UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
 
-def list_jobs(session: Session, statuses: Sequence[str] | None = None) -> list[JobRow]:
-    query = select(JobRow).order_by(col(JobRow.submitted_at), col(JobRow.id))
+def list_jobs(session: Session, statuses: Sequence[str] | None = None, *,
+              owner: str | None = None, team: str | None = None,
+              limit: int | None = None) -> list[JobRow]:
+    """Jobs, oldest first; filtered by status / owner / team; ``limit``: the newest N."""
+    query = select(JobRow).order_by(col(JobRow.submitted_at).desc(), col(JobRow.id).desc())
     if statuses:
         query = query.where(col(JobRow.status).in_(statuses))
-    return list(session.execute(query).scalars().all())
+    if owner is not None:
+        query = query.where(col(JobRow.owner) == owner)
+    if team is not None:
+        query = query.where(col(JobRow.team) == team)
+    if limit:
+        query = query.limit(limit)
+    return list(reversed(session.execute(query).scalars().all()))
 
 
 def live_job_ids(session: Session) -> list[str]:

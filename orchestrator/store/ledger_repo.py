@@ -22,6 +22,8 @@ from gpuopt.core.places import Place
 from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
+# The executor whose attempts are only priced, never paid (jobs run as local processes).
+SIMULATING_EXECUTOR = "local"
 
 def attempt_cost_micros(attempt: AttemptRow, now: datetime) -> int:
     """The closed cost of an ended attempt, or the cost so far of an open one."""
@@ -54,7 +56,7 @@ def attempt_record(a: AttemptRow, job: JobRow) -> AttemptRecord:
         gpu=a.gpu, gpu_count=a.gpu_count, market=a.market, price_per_hour=price,
         on_demand_price_per_hour=from_micros(a.on_demand_price_per_hour_micros),
         started_at=a.started_at, ended_at=a.ended_at, end_reason=a.end_reason,
-        wasted_seconds=a.wasted_seconds or 0.0,
+        wasted_seconds=a.wasted_seconds or 0.0, simulated=job.executor == SIMULATING_EXECUTOR,
     )
 
 
@@ -62,7 +64,7 @@ def job_record(job: JobRow) -> JobRecord:
     return JobRecord(
         job_id=job.id, name=job.name, owner=job.owner, team=job.team, status=job.status,
         submitted_at=job.submitted_at, finished_at=job.finished_at,
-        budget=from_micros(job.budget_micros),
+        budget=from_micros(job.budget_micros), simulated=job.executor == SIMULATING_EXECUTOR,
     )
 
 

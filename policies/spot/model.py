@@ -15,6 +15,12 @@ from typing import Protocol
 
 from gpuopt.policies.spot.history import AvailabilityHistory
 
+# Times are sums of float tick lengths, so two ways of adding up the same instant may
+# differ in the last bits (e.g. 526.72 vs 526.7199999999999). Times closer than this are
+# the same instant: the safety net in ``slack`` and the deadline check in ``engine`` both
+# compare with this tolerance, and no more (1 us: far below any tick, far above rounding).
+TIME_TOLERANCE_S = 1e-6
+
 
 class Kind(StrEnum):
     NONE = "none"

@@ -11,7 +11,8 @@ Model (issue 5, kept exactly so results compare with "Can't Be Late", NSDI '24):
 - a held tick is billed in full at its hourly price x gap / 3600 and adds ``gap`` minus
   the overhead still to run (not below 0) seconds of work;
 - the job ends at the moment its work reaches the task duration, and met its deadline if
-  that moment is no later than the deadline.
+  that moment is no later than the deadline (within ``TIME_TOLERANCE_S``, 1 us: the same
+  instant added up two ways differs by float rounding, never by that much).
 
 Ticks past the end of a trace count as "spot unavailable".
 """
@@ -24,7 +25,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpuopt.policies.spot.history import AvailabilityHistory
-from gpuopt.policies.spot.model import NOTHING, Hold, Kind, Observation, SpotPolicy
+from gpuopt.policies.spot.model import (
+    NOTHING,
+    TIME_TOLERANCE_S,
+    Hold,
+    Kind,
+    Observation,
+    SpotPolicy,
+)
 
 
 class SimulationError(Exception):
@@ -138,7 +146,7 @@ def simulate(sc: Scenario, policy: SpotPolicy) -> SimResult:
             return SimResult(
                 cost=billed / 3600,
                 finish_s=finish,
-                met_deadline=finish <= sc.deadline_s,
+                met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
                 preemptions=preemptions,
                 decisions=tuple(decisions),
             )

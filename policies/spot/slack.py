@@ -9,9 +9,9 @@ at the very next tick), the fallback slack is still >= 0: on-demand itself keeps
 
 from __future__ import annotations
 
-from gpuopt.policies.spot.model import Hold, Kind, Observation
+from gpuopt.policies.spot.model import TIME_TOLERANCE_S, Hold, Kind, Observation
 
-EPS = 1e-6  # seconds; absorbs float rounding in sums of tick lengths
+EPS = TIME_TOLERANCE_S  # seconds; absorbs float rounding in sums of tick lengths
 
 
 def overhead_if(obs: Observation, want: Hold) -> float:

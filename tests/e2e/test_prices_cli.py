@@ -106,6 +106,16 @@ def test_config_init_show_and_refuse_overwrite(tmp_path: Path) -> None:
     assert "GPUOPT_DAEMON_POLL_INTERVAL" in show.stdout
 
 
+def test_config_show_is_toml_whatever_the_path_length(tmp_path: Path) -> None:
+    """The header names the file; a long path used to wrap it into a non-comment line."""
+    home = tmp_path / ("deep" * 30) / ("er" * 40)
+    home.mkdir(parents=True)
+    show = run(home, "config", "show", COLUMNS="40")
+    assert show.returncode == 0, show.stderr
+    assert str(home) in show.stdout.splitlines()[0]
+    assert "database" in tomllib.loads(show.stdout)
+
+
 def test_config_error_exit_code(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('[daemon]\npoll_interval = "often"\n')
     r = run(tmp_path, "config", "show")

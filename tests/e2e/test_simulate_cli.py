@@ -78,7 +78,12 @@ def test_human_summary(tmp_path: Path) -> None:
         ('{"metadata": {"gap_seconds": 600}, "data": [0, 2]}', [], "data[1]"),
         ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', ["--deadline-hours", "0.5"],
          "shorter than --task-hours"),
-        ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', [], "cover the deadline"),
+        # The deadline (2 h) is longer than the whole trace (20 min): the deadline is to
+        # blame, not --start-hour (5000 h on a 2-year trace said --start-hour).
+        ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', [],
+         "--deadline-hours 2: longer than the trace (0.3 h)"),
+        ('{"metadata": {"gap_seconds": 600}, "data": [' + ", ".join(["0"] * 18) + "]}",
+         ["--start-hour", "1.5"], "--start-hour 1.5: the trace (3.0 h) must cover the deadline"),
         ('{"metadata": {"gap_seconds": 600}, "data": [0, 0]}', ["--policy", "nope"],
          "choose one of"),
     ],

@@ -66,6 +66,24 @@ def _kill(cluster: _Cluster) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        _wait_group_gone(proc.pid)
+
+
+def _wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
+    """A VM taken back has no process left: wait (bounded) until the kernel has delivered
+    SIGKILL to every member of the group, not only to its leader (which proc.wait reaps)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for p in psutil.process_iter(["status"]):
+            with contextlib.suppress(psutil.Error, ProcessLookupError):
+                if p.info["status"] != psutil.STATUS_ZOMBIE and os.getpgid(p.pid) == pgid:
+                    alive.append(p)
+        if not alive:
+            return
+        time.sleep(0.02)
 
 
 class FakeSkyClient:

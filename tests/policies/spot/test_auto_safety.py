@@ -7,13 +7,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuopt.policies.spot.auto import AutoPolicy
-from gpuopt.policies.spot.model import Hold, Observation
+from gpuopt.policies.spot.model import ON_DEMAND, TIME_TOLERANCE_S, Hold, Observation
 from gpuopt.policies.spot.replay import simulate
-from tests.policies.spot.helpers import scenario
+from tests.policies.spot.helpers import Scripted, scenario
 
 GAPS = [32.0, 60.0, 600.0]
 
@@ -44,13 +44,34 @@ def case(draw: st.DrawFn) -> tuple:
     return traces, gap, task, deadline, overhead
 
 
+# Found by Hypothesis: no slack at all (deadline = task + one overhead), on-demand from the
+# start finishes at 526.72 s, the deadline adds up to 526.7199999999999 s (float rounding).
+FOUND_1 = ([[1] * 19], 32.0, 22 * 32.0 * 0.73, 22 * 32.0 * 0.73 + 0.4 * 32.0, 0.4 * 32.0)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case())
+@example(FOUND_1)
 def test_auto_meets_every_feasible_deadline(c: tuple) -> None:
     traces, gap, task, deadline, overhead = c
     sc = scenario(*traces, gap=gap, task=task, deadline=deadline, overhead=overhead)
     r = simulate(sc, AutoPolicy())
     assert r.met_deadline, (r.finish_s, deadline)
+
+
+def test_the_deadline_tolerance_is_float_noise_only() -> None:
+    """The found case finishes 1e-13 s "after" its deadline and meets it; a finish later
+    than the tolerance (here: the deadline 1 ms earlier) misses it."""
+    traces, gap, task, deadline, overhead = FOUND_1
+    on_demand = Scripted([ON_DEMAND])
+    r = simulate(scenario(*traces, gap=gap, task=task, deadline=deadline, overhead=overhead),
+                 on_demand)
+    assert r.finish_s != deadline and abs(r.finish_s - deadline) < TIME_TOLERANCE_S
+    assert r.met_deadline
+    late = simulate(scenario(*traces, gap=gap, task=task, deadline=deadline - 1e-3,
+                             overhead=overhead), Scripted([ON_DEMAND]))
+    assert not late.met_deadline
+    assert TIME_TOLERANCE_S <= 1e-6
 
 
 @dataclass
