@@ -16,6 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from gpuopt.jobs.states import EndReason, JobStatus
 from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.report.aggregate import build_report
 from gpuopt.orchestrator.report.files import write_html_report
@@ -54,21 +55,21 @@ def synthetic_ledger(seed: int = 11) -> tuple[list[AttemptRecord], list[JobRecor
         job_id = f"job-{n:03d}"
         t = week_start + timedelta(minutes=rng.randrange(2 * 24 * 60, 14 * 24 * 60))
         remaining = timedelta(hours=rng.uniform(2, 40))
-        attempt_no, status, finished = 0, "running", None
+        attempt_no, status, finished = 0, JobStatus.RUNNING, None
         while remaining > timedelta(0) and t < as_of:
             attempt_no += 1
             cloud, region, itype, gpu, count, od, spot = rng.choice(PLACES)
             market = "spot" if rng.random() < 0.72 else "on-demand"
             price = Decimal(spot if market == "spot" else od)
             run = remaining
-            reason: str | None = "succeeded"
+            reason: EndReason | None = EndReason.SUCCEEDED
             wasted = 0.0
             if market == "spot" and rng.random() < 0.35:
                 run = remaining * rng.uniform(0.2, 0.8)
-                reason = "preempted"
+                reason = EndReason.PREEMPTED
                 wasted = rng.uniform(600, 3600)
             elif rng.random() < 0.06:
-                reason = "failed"
+                reason = EndReason.FAILED
             end: datetime | None = t + run
             if end is not None and end > as_of:
                 end, reason = None, None  # still running when the ledger is read
@@ -81,11 +82,12 @@ def synthetic_ledger(seed: int = 11) -> tuple[list[AttemptRecord], list[JobRecor
             ))
             if end is None:
                 break
-            if reason == "preempted":
+            if reason is EndReason.PREEMPTED:
                 remaining -= run - timedelta(seconds=wasted)
                 t = end + timedelta(minutes=rng.uniform(3, 25))
                 continue
-            status, finished = ("succeeded" if reason == "succeeded" else "failed"), end
+            status, finished = (JobStatus.SUCCEEDED if reason is EndReason.SUCCEEDED
+                                else JobStatus.FAILED), end
             break
         budget = Decimal(rng.choice([None, 800, 1500, 3000]) or 0) or None
         jobs.append(JobRecord(job_id, name, owner, team, status, week_start, finished, budget))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from gpuopt.core.buckets import is_bucket_url
 from gpuopt.jobs.executors.base import AttemptSpec, Executor, Placement
 from gpuopt.jobs.spec import JobSpec
+from gpuopt.jobs.states import EndReason
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 if TYPE_CHECKING:
@@ -53,6 +54,17 @@ class ExecutorCache:
         if kind not in self._made:
             self._made[kind] = self._make(kind)
         return self._made[kind]
+
+    def close(self, stop: bool) -> list[str]:
+        """Close the executors made: stop (``stop``) or report a SkyPilot API server their
+        calls started; what each one did, for the log."""
+        done = []
+        for executor in self._made.values():
+            close = getattr(executor, "close", None)
+            said = close(stop) if close is not None else None
+            if said:
+                done.append(said)
+        return done
 
     def _make(self, kind: str) -> Executor:
         if kind == "local":
@@ -146,7 +158,7 @@ def _last_checkpoint_write(ckpt: str, after: datetime, before: datetime) -> date
 
 
 def wasted_seconds(
-    a: AttemptRow, ended_at: datetime, reason: str, ckpt: str | None,
+    a: AttemptRow, ended_at: datetime, reason: EndReason, ckpt: str | None,
     interval: timedelta | None,
 ) -> float:
     """Held seconds that did no lasting work (an estimate, from what gpuopt can see).
@@ -164,7 +176,7 @@ def wasted_seconds(
     productive_from = min(a.first_progress_at or ended_at, ended_at)
     overhead = (productive_from - a.started_at).total_seconds() if a.number > 1 else 0.0
     lost = 0.0
-    if reason in ("preempted", "failed"):
+    if reason in (EndReason.PREEMPTED, EndReason.FAILED):
         productive = max(0.0, (ended_at - productive_from).total_seconds())
         saved = _last_checkpoint_write(ckpt, a.started_at, ended_at) if ckpt else None
         if saved is not None:

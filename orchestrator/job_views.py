@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from gpuopt.core.money import from_micros
+from gpuopt.jobs.states import EndReason
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from gpuopt.orchestrator.store.ledger_repo import (
     attempt_cost_micros,
@@ -45,6 +46,7 @@ def attempt_view(a: AttemptRow, now: datetime) -> dict[str, Any]:
         "cost": usd(attempt_cost_micros(a, now)),
         "on_demand_cost": usd(on_demand_cost_micros(a, now)),
         "end_reason": a.end_reason,
+        "failure_kind": a.failure_kind,
         "exit_code": a.exit_code,
         "wasted_seconds": a.wasted_seconds,
         "progress": ({"step": a.progress_step, "total": a.progress_total}
@@ -77,7 +79,7 @@ def job_view(job: JobRow, attempts: Sequence[AttemptRow], now: datetime) -> dict
         "budget": usd(job.budget_micros),
         "placement": where(last) if last else None,
         "attempts": len(attempts),
-        "preemptions": sum(a.end_reason == "preempted" for a in attempts),
+        "preemptions": sum(a.end_reason == EndReason.PREEMPTED for a in attempts),
         "cost": usd(job_cost_micros(attempts, now)),
         "on_demand_cost": usd(job_on_demand_micros(attempts, now)),
         "cost_is_simulated": job.executor == "local",

@@ -111,7 +111,10 @@ def decide_placement(
     now: datetime,
     preemptions: Sequence[tuple[Place, datetime]],
     spent_micros: int,
+    also_avoid: frozenset[Place] = frozenset(),
 ) -> Decision:
+    """``also_avoid``: places the job itself should not retry now (policies.lifecycle:
+    where its last launches found no capacity), on top of repeated preemptions."""
     from dataclasses import replace
 
     from gpuopt.core.money import from_micros
@@ -128,7 +131,7 @@ def decide_placement(
     with store.session() as session:
         observed = observed_preemptions(session, now)
     index, _source, _as_of, _count = load_index(store)
-    avoid = avoid_set(preemptions, now, settings.placement.avoid_window)
+    avoid = avoid_set(preemptions, now, settings.placement.avoid_window) | also_avoid
     ctx = placement_context(
         settings, now, job.deadline_at, observed,
         remaining_fraction=remaining_fraction(attempts), budget_left=budget_left,

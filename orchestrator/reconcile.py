@@ -4,6 +4,10 @@
                  ^            |
                  +- preempted-+   (re-placed on the prices of that moment)
 
+The states are enums (jobs.states: JobStatus, AttemptPhase, EndReason, FailureKind),
+stored as their values; what happens after an attempt ends is decided by the pure rules
+of policies.lifecycle from those values, never from message text.
+
 Per live job, one step either watches its open attempt (through ``executor.adopt``,
 which also takes over an attempt launched by a process that has since restarted) and
 closes it when it ended, or places and launches the next attempt. Safety between two
@@ -12,6 +16,30 @@ saw; a new attempt row is inserted in the claim's transaction under the expected
 (``UNIQUE (job_id, number)``) and committed *before* ``executor.launch``; only the
 loop whose claim committed launches. Closing an attempt is conditional on it being
 open, so exactly one loop closes it and moves the job on.
+
+Exactly once: an attempt that did not succeed is stopped through its executor (its
+whole process group, or its cluster and launch requests) *before* its row is closed,
+so the next attempt of that job never starts beside a leftover; a stop that cannot be
+confirmed leaves the attempt open. A launch whose outcome is unknown (the executor
+raised ``LaunchOutcomeUnknown``, e.g. a timeout after SkyPilot accepted the request)
+leaves the attempt open too: its fate is asked from the executor on the next steps.
+
+Launches that fail:
+- retrying cannot fix it (``FailureKind.REFUSED``: credentials, network, an invalid
+  request, quota, a spec the node cannot run; a ``UserError`` from the executor): the
+  job fails at once with one message, ``cannot launch: ...``;
+- no capacity there, or an error that may pass (``CAPACITY``, ``LAUNCH``): the job is
+  queued again, spending one of its ``max_restarts_on_errors`` retries, and the next
+  launch waits 30 s x 2^(n-1) after the n-th failed launch in a row (at most 10 min),
+  avoiding the places that had no capacity;
+- recorded but never started (the launcher died between its claim and the executor):
+  after ``LAUNCH_GRACE``, tried again without spending a retry, at most 3 times in a
+  row; such an attempt held nothing and costs nothing.
+
+A job whose step raises is logged once per kind of error (with the job id), counted
+(``StepReport.failed_steps``, ``gpuopt_job_step_failures_total`` in /metrics), and
+failed with the error as its reason after ``STEP_FAILURES_TO_FAIL`` steps in a row
+(orchestrator.step_failures).
 """
 
 from __future__ import annotations
@@ -24,26 +52,49 @@ from typing import TYPE_CHECKING
 from sqlmodel import col
 
 from gpuopt.core.errors import UserError
+from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
     Executor,
-    FailureKind,
+    LaunchError,
+    LaunchOutcomeUnknown,
     cluster_name_for,
 )
+from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.spec import JobSpec
+from gpuopt.jobs.states import (
+    LIVE_JOB_STATUSES,
+    OPEN_ATTEMPT_PHASES,
+    PLACEABLE_JOB_STATUSES,
+    AttemptPhase,
+    EndReason,
+    FailureKind,
+    JobStatus,
+)
 from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
+from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
 from gpuopt.orchestrator.store.engine import Store
-from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobRow
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.policies.lifecycle import (
+    Ending,
+    NextState,
+    PastAttempt,
+    RetryRules,
+    launch_failure_streak,
+    launch_not_before,
+    next_state,
+    places_to_avoid,
+)
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
 
-OPEN = ("launching", "running")
+__all__ = ["LAUNCH_GRACE", "STEP_FAILURES_TO_FAIL", "StepReport", "cancel_job", "reconcile_once"]
+OPEN = OPEN_ATTEMPT_PHASES
 # An attempt row whose launch never reached the executor (the launching process died
 # between commit and launch) is given up after this long; its number is never reused.
 LAUNCH_GRACE = timedelta(minutes=2)
-MAX_LAUNCH_FAILURES = 3  # in a row, before the job fails
 LAST_LINES = 20
 
 
@@ -71,7 +122,10 @@ class StepReport:
     finished: list[tuple[str, str]] = field(default_factory=list)  # (job id, status)
     waiting: list[tuple[str, str]] = field(default_factory=list)  # (job id, why)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (job id, message)
+    failed_steps: list[tuple[str, str]] = field(default_factory=list)  # (job id, kind)
     live: int = 0
+    # step_failures of each job as loaded by its step (a step that ends well resets it)
+    step_failures_seen: dict[str, int] = field(default_factory=dict)
 
 
 def reconcile_once(
@@ -96,6 +150,12 @@ def reconcile_once(
             _step_job(store, executor_for, settings, step_now, job_id, report)
         except Exception as err:  # one broken job never stops the others
             report.errors.append((job_id, f"{type(err).__name__}: {err}"))
+            report.failed_steps.append((job_id, type(err).__name__))
+            if step_failed(store, executor_for, job_id, err, step_now):
+                report.finished.append((job_id, JobStatus.FAILED))
+        else:
+            if report.step_failures_seen.get(job_id):
+                step_recovered(store, job_id)
     with store.session() as session:
         report.live = len(live_job_ids(session))
     return report
@@ -114,20 +174,21 @@ def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None
     job, attempts = _load(store, job_id)
     if job is None or job.status not in LIVE_JOB_STATUSES:
         return
+    report.step_failures_seen[job_id] = job.step_failures
     executor = executor_for(job.executor)
     open_attempt = next((a for a in attempts if a.status in OPEN), None)
     if open_attempt is not None:
         if job.cancel_requested:
             _cancel_open(store, executor, job, open_attempt, now, report)
             return
-        streak = launch_failure_streak(attempts)
-        if not _watch(store, executor, job, open_attempt, now, report, streak):
+        if not _watch(store, executor, job, attempts, open_attempt, now, report):
             return
         job, attempts = _load(store, job_id)  # it ended: maybe place the next one now
-        if job is None or job.status not in ("queued", "preempted"):
+        if job is None or job.status not in PLACEABLE_JOB_STATUSES:
             return
     if job.cancel_requested:
-        _finish_job(store, job, now, "cancelled", report, reason="cancelled by the user")
+        _finish_job(store, job, now, JobStatus.CANCELLED, report,
+                    reason="cancelled by the user")
         return
     _place_and_launch(store, executor, settings, job, attempts, now, report)
 
@@ -140,8 +201,8 @@ def _ended_at(a: AttemptRow, status: AttemptStatus, now: datetime) -> datetime:
     return at
 
 
-def _watch(store: Store, executor: Executor, job: JobRow, a: AttemptRow, now: datetime,
-           report: StepReport, streak: int) -> bool:
+def _watch(store: Store, executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
+           a: AttemptRow, now: datetime, report: StepReport) -> bool:
     """Poll (adopt) the open attempt; True when it ended in this call."""
     status = executor.adopt(a.cluster_name)
     report.watched.append((job.id, a.number, a.cluster_name))
@@ -149,24 +210,25 @@ def _watch(store: Store, executor: Executor, job: JobRow, a: AttemptRow, now: da
     if state in (AttemptState.PENDING, AttemptState.RUNNING):
         _record_progress(store, job, a, status, now)
         return False
+    close = _Closer(store, executor, job, attempts, a, status, now, report)
     if state is AttemptState.UNKNOWN:
-        if a.status == "launching" and now - a.created_at < LAUNCH_GRACE:
+        # It ran if gpuopt saw it run or the executor knows when it started.
+        ran = a.status == AttemptPhase.RUNNING or status.started_at is not None
+        if not ran and now - a.created_at < LAUNCH_GRACE:
             return False  # the launching loop may still be about to start it
-        reason = "preempted" if a.status == "running" else "failed"
-        detail = ("lost: " if a.status == "running" else "launch failed: never started: ")
-        return _close(store, job, a, status, now, reason, report,
-                      detail=detail + status.detail, streak=streak)
+        if ran:
+            return close(EndReason.PREEMPTED, detail="lost: " + status.detail)
+        return close(EndReason.FAILED, FailureKind.NOT_STARTED,
+                     detail="never started: " + status.detail, held=False)
     if state is AttemptState.SUCCEEDED:
-        return _close(store, job, a, status, now, "succeeded", report)
+        return close(EndReason.SUCCEEDED)
     if state is AttemptState.PREEMPTED:
-        return _close(store, job, a, status, now, "preempted", report)
+        return close(EndReason.PREEMPTED)
     if state is AttemptState.CANCELLED:
-        return _close(store, job, a, status, now, "cancelled", report,
-                      detail="stopped outside gpuopt")
-    if status.failure is FailureKind.LAUNCH:
-        return _close(store, job, a, status, now, "failed", report,
-                      detail=f"launch failed: {status.detail}", streak=streak)
-    return _close(store, job, a, status, now, "failed", report)
+        return close(EndReason.CANCELLED, detail="stopped outside gpuopt")
+    kind = status.failure or FailureKind.PROGRAM
+    # An attempt recorded but never started holds nothing (no grace period is billed).
+    return close(EndReason.FAILED, kind, held=kind is not FailureKind.NOT_STARTED)
 
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
@@ -174,32 +236,74 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
     from gpuopt.orchestrator.store.jobs_repo import transition, update_attempt
 
     values: dict[str, object] = {}
-    if status.state is AttemptState.RUNNING and a.status == "launching":
-        values["status"] = "running"
+    if status.state is AttemptState.RUNNING and a.status == AttemptPhase.LAUNCHING:
+        values["status"] = AttemptPhase.RUNNING
     p = status.progress
     if p is not None and (p.step, p.total) != (a.progress_step, a.progress_total):
         values.update(progress_step=p.step, progress_total=p.total, last_progress_at=now)
         if a.first_progress_at is None:
             values["first_progress_at"] = now
-    want_job = "running" if status.state is AttemptState.RUNNING else "launching"
+    want_job = (JobStatus.RUNNING if status.state is AttemptState.RUNNING
+                else JobStatus.LAUNCHING)
     if not values and job.status == want_job:
         return
     with store.transaction() as session:
         if values:
             update_attempt(session, a.id or 0, OPEN, **values)
         if job.status != want_job:
-            transition(session, job.id, ("launching", "running"), now, status=want_job)
+            transition(session, job.id, (JobStatus.LAUNCHING, JobStatus.RUNNING), now,
+                       status=want_job)
 
 
-def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetime,
-           reason: str, report: StepReport, detail: str = "", streak: int = 0) -> bool:
-    """Close the attempt with its cost and move the job on, in one transaction."""
+def past_attempts(attempts: Sequence[AttemptRow]) -> list[PastAttempt]:
+    """The ended attempts, oldest first, as the lifecycle rules see them."""
+    return [
+        PastAttempt(reason=a.end_reason, failure=a.failure_kind, ended_at=a.ended_at,
+                    place=Place(a.cloud, a.region, a.zone))
+        for a in attempts
+        if a.status == AttemptPhase.ENDED and a.end_reason is not None
+        and a.ended_at is not None
+    ]
+
+
+def retry_rules(spec: JobSpec) -> RetryRules:
+    return RetryRules(max_restarts_on_errors=spec.max_restarts_on_errors)
+
+
+@dataclass
+class _Closer:
+    """Closes one attempt: ``close(reason, kind, detail=..., held=...)``."""
+
+    store: Store
+    executor: Executor
+    job: JobRow
+    attempts: Sequence[AttemptRow]
+    a: AttemptRow
+    status: AttemptStatus
+    now: datetime
+    report: StepReport
+    stopped: bool = False  # the executor already stopped it (cancel)
+
+    def __call__(self, reason: EndReason, kind: FailureKind | None = None, *,
+                 detail: str = "", held: bool = True) -> bool:
+        return _close(self, reason, kind, detail, held)
+
+
+def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
+           held: bool) -> bool:
+    """Stop what is left of the attempt, then close it with its cost and move the job on,
+    in one transaction. ``held=False``: it never held a machine (costs nothing)."""
     from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.attempts import wasted_seconds
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
 
+    job, a, status, now = c.job, c.a, c.status, c.now
+    if not c.stopped:
+        # Whatever the attempt left (its process group, its cluster, a launch request)
+        # is gone before the row says so: the next attempt never runs beside it.
+        c.executor.stop(a.cluster_name)
     spec = load_stored_spec(job)
-    ended = _ended_at(a, status, now)
+    ended = _ended_at(a, status, now) if held else a.started_at
     ckpt = checkpoint_dir(job, spec)
     interval = spec.checkpoint.interval if spec.checkpoint else None
     from gpuopt.orchestrator.job_secrets import load_secrets, redact
@@ -208,24 +312,32 @@ def _close(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus, now:
     lines = redact("\n".join(status.last_lines[-LAST_LINES:]), hidden) or None
     detail = redact(detail or status.detail, hidden) or ""
     values: dict[str, object] = dict(
-        status="ended", ended_at=ended, end_reason=reason, exit_code=status.exit_code,
+        status=AttemptPhase.ENDED, ended_at=ended, end_reason=reason,
+        failure_kind=kind if reason is EndReason.FAILED else None,
+        exit_code=status.exit_code,
         cost_micros=held_cost_micros(a.price_per_hour_micros, a.started_at, ended),
         wasted_seconds=wasted_seconds(a, ended, reason, ckpt, interval),
         last_log_lines=lines, detail=detail or None,
     )
     if status.progress is not None:
         values.update(progress_step=status.progress.step, progress_total=status.progress.total)
-    job_values, event = _next_job_state(job, spec, reason, status, detail, lines, streak,
-                                        now)
-    with store.transaction() as session:
+    history = past_attempts([x for x in c.attempts if x.number != a.number])
+    nxt: NextState = next_state(
+        Ending(reason, kind, status.exit_code, detail, lines),
+        restarts_used=job.restarts_used, history=history, rules=retry_rules(spec))
+    job_values: dict[str, object] = dict(status=nxt.status, restarts_used=nxt.restarts_used)
+    if nxt.finished:
+        job_values.update(finished_at=now, last_error=nxt.last_error, exit_code=nxt.exit_code)
+    with c.store.transaction() as session:
         if not update_attempt(session, a.id or 0, OPEN, **values):
             return False  # another loop closed it
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
-        add_event(session, job.id, now, reason, f"attempt {a.number} {event}")
-    report.ended.append((a.cluster_name, reason))
-    report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number, event))
-    if job_values["status"] not in LIVE_JOB_STATUSES:
-        report.finished.append((job.id, str(job_values["status"])))
+        add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
+    c.report.ended.append((a.cluster_name, reason))
+    c.report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number,
+                                    nxt.event))
+    if nxt.finished:
+        c.report.finished.append((job.id, nxt.status))
         _forget_secrets(job.id)
     return True
 
@@ -236,63 +348,26 @@ def _forget_secrets(job_id: str) -> None:
     forget_secrets(job_id)
 
 
-def launch_failure_streak(attempts: Sequence[AttemptRow]) -> int:
-    """How many of the newest ended attempts in a row failed to launch."""
-    n = 0
-    for a in reversed([a for a in attempts if a.status == "ended"]):
-        if not (a.detail or "").startswith("launch failed"):
-            break
-        n += 1
-    return n
-
-
-def _next_job_state(
-    job: JobRow, spec: JobSpec, reason: str, status: AttemptStatus, detail: str,
-    lines: str | None, streak: int, now: datetime,
-) -> tuple[dict[str, object], str]:
-    if reason == "succeeded":
-        return dict(status="succeeded", finished_at=now, exit_code=0), "succeeded"
-    if reason == "preempted":
-        return dict(status="preempted"), f"preempted ({detail}); re-placing"
-    if reason == "cancelled":
-        return (dict(status="cancelled", finished_at=now, last_error=detail or "cancelled"),
-                f"cancelled ({detail})")
-    if detail.startswith("launch failed"):
-        if streak + 1 >= MAX_LAUNCH_FAILURES:
-            return (dict(status="failed", finished_at=now,
-                         last_error=f"{streak + 1} launches in a row failed; last: {detail}"),
-                    f"{detail}; giving up after {streak + 1} launch failures in a row")
-        return dict(status="queued"), f"{detail}; placing again"
-    # The user's program (or setup) exited non-zero: a failure, never a preemption.
-    code = status.exit_code
-    if job.restarts_used < spec.max_restarts_on_errors:
-        n = job.restarts_used + 1
-        return (dict(status="queued", restarts_used=n),
-                f"failed with exit code {code}; restart {n} of {spec.max_restarts_on_errors}")
-    tail = f"\nlast log lines:\n{lines}" if lines else ""
-    return (dict(status="failed", finished_at=now, exit_code=code,
-                 last_error=f"{detail or 'failed'} (exit code {code}){tail}"),
-            f"failed with exit code {code}")
-
-
 # -- cancelling ------------------------------------------------------------------------
 def _cancel_open(store: Store, executor: Executor, job: JobRow, a: AttemptRow,
                  now: datetime, report: StepReport) -> None:
     status = executor.stop(a.cluster_name)
-    if not _close(store, job, a, status, now, "cancelled", report,
-                  detail="cancelled by the user"):
+    _, attempts = _load(store, job.id)
+    close = _Closer(store, executor, job, attempts, a, status, now, report, stopped=True)
+    if not close(EndReason.CANCELLED, detail="cancelled by the user"):
         # It ended on its own meanwhile (or another loop closed it): finish the job.
         fresh, _ = _load(store, job.id)
-        if fresh is not None and fresh.status in ("queued", "preempted"):
-            _finish_job(store, fresh, now, "cancelled", report, reason="cancelled by the user")
+        if fresh is not None and fresh.status in PLACEABLE_JOB_STATUSES:
+            _finish_job(store, fresh, now, JobStatus.CANCELLED, report,
+                        reason="cancelled by the user")
 
 
-def _finish_job(store: Store, job: JobRow, now: datetime, status: str, report: StepReport,
-                reason: str) -> None:
+def _finish_job(store: Store, job: JobRow, now: datetime, status: JobStatus,
+                report: StepReport, reason: str) -> None:
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition
 
     with store.transaction() as session:
-        if transition(session, job.id, ("queued", "preempted"), now, status=status,
+        if transition(session, job.id, PLACEABLE_JOB_STATUSES, now, status=status,
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, status, reason)
             report.finished.append((job.id, status))
@@ -304,7 +379,8 @@ def _finish_job(store: Store, job: JobRow, now: datetime, status: str, report: S
 def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: datetime) -> JobRow:
     """Request cancellation and carry it out now: stop the attempt, close it (its cost
     stays in the ledger), end the job. A loop that is launching an attempt right now
-    sees the request after its launch and stops what it launched."""
+    sees the request after its launch and stops what it launched. Every earlier attempt
+    of the job is stopped too (idempotent), so nothing an attempt left behind survives."""
     from sqlalchemy import update
 
     from gpuopt.orchestrator.store.jobs_repo import add_event, find_job
@@ -317,8 +393,12 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
             add_event(session, job.id, now, "cancel", "cancellation requested")
     if job.status in LIVE_JOB_STATUSES:
         _step_job(store, executor_for, None, now, job.id, StepReport())
-    fresh, _ = _load(store, job.id)
+    fresh, attempts = _load(store, job.id)
     assert fresh is not None
+    executor = executor_for(fresh.executor)
+    for a in attempts:
+        if a.status == AttemptPhase.ENDED:
+            executor.stop(a.cluster_name)
     return fresh
 
 
@@ -334,11 +414,19 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
     if settings is None:
         return  # cancel_job's step: never places
     spec = load_stored_spec(job)
+    history = past_attempts(attempts)
+    not_before = launch_not_before(history, retry_rules(spec))
+    if not_before is not None and now < not_before:
+        n = launch_failure_streak(history)
+        report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
+                                       f"next try at {not_before.isoformat(timespec='seconds')}"))
+        return
     window = settings.placement.avoid_window
     with store.session() as session:
         preemptions = recent_preemptions(session, now - window, job.executor)
     decision = decide_placement(spec, job, attempts, settings,
-                                store, now, preemptions, job_cost_micros(attempts, now))
+                                store, now, preemptions, job_cost_micros(attempts, now),
+                                also_avoid=places_to_avoid(history))
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
@@ -356,7 +444,7 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
             to_micros(decision.on_demand_price) if decision.on_demand_price is not None
             else None
         ),
-        status="launching", created_at=now, started_at=now,
+        status=AttemptPhase.LAUNCHING, created_at=now, started_at=now,
     )
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
     placed = (f"{offer.gpu} x{offer.gpu_count} {offer.market.value} in "
@@ -364,6 +452,7 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
               + (f"; {decision.note}" if decision.note else ""))
     if not claim_attempt(store, job.id, (job.status,), row, now, f"attempt {number}: {placed}"):
         return  # another loop placed it
+    crash_point("claimed")
     _launch(store, executor, job, spec, row, now, report, placed)
 
 
@@ -372,42 +461,55 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition
 
     with store.transaction() as session:
-        if transition(session, job.id, ("queued", "preempted"), now, status="failed",
+        if transition(session, job.id, PLACEABLE_JOB_STATUSES, now, status=JobStatus.FAILED,
                       finished_at=now, last_error=reason):
             add_event(session, job.id, now, "failed", reason)
-            report.finished.append((job.id, "failed"))
+            report.finished.append((job.id, JobStatus.FAILED))
             report.events.append(JobEvent("failed", job.id, None, reason))
     _forget_secrets(job.id)
 
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
-    with store.session() as session:  # the committed row, with its id
-        from sqlalchemy import select
+    from sqlalchemy import select
 
+    from gpuopt.orchestrator.store.jobs_repo import add_event
+
+    with store.session() as session:  # the committed row, with its id
         saved = session.execute(
             select(AttemptRow).where(col(AttemptRow.job_id) == job.id,
                                      col(AttemptRow.number) == row.number)
         ).scalar_one()
+    kind: FailureKind
     try:
         executor.launch(attempt_spec(job, spec, saved))
-    except UserError as err:
-        _close(store, job, saved, _no_status(saved, str(err)), now, "failed", report,
-               detail=f"cannot launch: {err}", streak=MAX_LAUNCH_FAILURES)
+    except LaunchOutcomeUnknown as err:
+        # It may be starting: the attempt stays open, and the next steps ask the executor
+        # (adopt/poll) what became of it before anything new is launched for this job.
+        with store.transaction() as session:
+            add_event(session, job.id, now, "launch",
+                      f"attempt {saved.number}: launch outcome unknown ({err}); asking "
+                      f"{executor.kind} before anything new starts")
+        report.waiting.append((job.id, f"launch outcome unknown: {err}"))
         return
+    except LaunchError as err:
+        kind, detail = err.kind, str(err)
+    except UserError as err:  # the executor cannot run this spec: retrying cannot fix it
+        kind, detail = FailureKind.REFUSED, str(err)
     except Exception as err:
-        _close(store, job, saved, _no_status(saved, str(err)), now, "failed", report,
-               detail=f"launch failed: {type(err).__name__}: {err}")
+        kind, detail = FailureKind.LAUNCH, f"{type(err).__name__}: {err}"
+    else:
+        report.launched.append(saved.cluster_name)
+        report.events.append(JobEvent("re-placed" if job.status == JobStatus.PREEMPTED
+                                      else "launched", job.id, saved.number, message))
+        _, attempts = _load(store, job.id)
+        mine = next((a for a in attempts if a.number == saved.number), None)
+        if mine is not None and mine.status == AttemptPhase.ENDED:  # cancelled meanwhile
+            executor.stop(saved.cluster_name)
         return
-    report.launched.append(saved.cluster_name)
-    report.events.append(JobEvent("re-placed" if job.status == "preempted" else "launched",
-                                  job.id, saved.number, message))
     _, attempts = _load(store, job.id)
-    mine = next((a for a in attempts if a.number == saved.number), None)
-    if mine is not None and mine.status == "ended":  # cancelled while it was launching
-        executor.stop(saved.cluster_name)
-
-
-def _no_status(a: AttemptRow, detail: str) -> AttemptStatus:
-    return AttemptStatus(a.cluster_name, AttemptState.FAILED, failure=FailureKind.LAUNCH,
-                         detail=detail)
+    failed = AttemptStatus(saved.cluster_name, AttemptState.FAILED, failure=kind,
+                           detail=detail)
+    # Nothing started: the attempt held no machine and costs nothing.
+    _Closer(store, executor, job, attempts, saved, failed, now, report)(
+        EndReason.FAILED, kind, detail=detail, held=False)

@@ -18,6 +18,9 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
+# Re-exported: the failure kinds an executor reports are the lifecycle's own.
+from gpuopt.jobs.states import FailureKind as FailureKind
+
 CLUSTER_PREFIX = "gpuopt-"
 # GCP instance names allow 63 chars and SkyPilot appends suffixes (-head, -worker, a
 # user hash on some clouds); 35 leaves room on every cloud SkyPilot supports.
@@ -102,10 +105,18 @@ class AttemptState(StrEnum):
         return self not in (AttemptState.PENDING, AttemptState.RUNNING)
 
 
-class FailureKind(StrEnum):
-    PROGRAM = "program"  # `run` exited non-zero: a user error, never a preemption
-    SETUP = "setup"  # `setup` exited non-zero
-    LAUNCH = "launch"  # the attempt could not be started (capacity, quota, credentials)
+class LaunchError(Exception):
+    """The launch did not start the attempt, and nothing of it runs; ``kind`` says whether
+    trying again can help (CAPACITY, LAUNCH) or not (REFUSED)."""
+
+    def __init__(self, message: str, kind: FailureKind = FailureKind.LAUNCH) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class LaunchOutcomeUnknown(Exception):
+    """The launch may have been accepted (e.g. a timeout after the request was sent): the
+    attempt stays open and its fate is learned from ``poll`` before anything new starts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,16 +2,28 @@
 
 Each attempt lives in ``<base_dir>/<cluster name>/``:
 
-- ``state.json``   leader pid, its create time, start time, planned preemption time;
+- ``intent.json``  written (fsync'd) before anything is spawned: the attempt is claimed;
+- ``state.json``   the wrapper's pid (= its process group), its create time, start time,
+  planned preemption time: the attempt's identity, recorded before its program may run;
+- ``gate.py``      the wrapper's first step: it waits for the workspace lock, which the
+  launcher holds from the intent until state.json is written (or until it dies), and
+  runs the program only if state.json exists; otherwise it marks the attempt
+  ``abandoned`` and exits. So the program runs only once its identity is on disk;
 - ``wrapper.sh``   runs setup.sh then run.sh and writes ``exit_code`` (``run 0``,
   ``setup 2``) atomically, so any process (a restarted daemon) can learn the exit code
   of a program it did not spawn;
 - ``attempt.log``  stdout + stderr (or ``<log_dir>/<cluster name>.log``);
 - ``progress.json`` the program's GPUOPT_PROGRESS_FILE;
-- ``preempted`` / ``cancelled`` markers written *before* the group is signalled.
+- ``preempted`` / ``cancelled`` / ``abandoned`` markers written *before* the group is
+  signalled (``abandoned``: the launch never started it; a later launch refuses too).
 
-The wrapper is started in its own session (process group == its pid), so a preemption
-or a stop reaches the whole tree with one killpg.
+Every window of a launch has one owner: before the intent, nothing exists; between the
+intent and state.json the launcher holds the lock (a poller that gets the lock there
+knows the launcher is gone and abandons the attempt, which the gate then obeys); after
+state.json the attempt is known by its process group. The wrapper is started in its own
+session (process group == its pid), so a preemption or a stop reaches the whole tree
+with one killpg; a leader that died without an exit code (killed from outside) has its
+group killed before the attempt is reported over, so its program never outlives it.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,9 +50,11 @@ from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
     FailureKind,
+    LaunchError,
     LaunchResult,
 )
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
+from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 
 _WRAPPER = """#!/bin/bash
@@ -56,6 +71,21 @@ fi
 bash "$ws/run.sh"; rc=$?
 finish run "$rc"
 """
+# Held at the gate until the launcher recorded the wrapper's identity (or died).
+_GATE = """import fcntl, json, os, sys, time
+ws = sys.argv[1]
+with open(os.path.join(ws, ".lock"), "a+") as fh:
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    go = os.path.exists(os.path.join(ws, "state.json")) and not os.path.exists(
+        os.path.join(ws, "abandoned"))
+    if not go and not os.path.exists(os.path.join(ws, "abandoned")):
+        with open(os.path.join(ws, "abandoned"), "w") as out:
+            json.dump({"at": time.time(), "by": "gate"}, out)
+if not go:
+    sys.exit(0)
+os.execvp("bash", ["bash", os.path.join(ws, "wrapper.sh")])
+"""
+_MARKERS = ("exit_code", "preempted", "cancelled", "abandoned")
 
 
 def _utc(ts: float) -> datetime:
@@ -149,17 +179,35 @@ class LocalExecutor:
                 f"the local executor needs a local checkpoint directory, got "
                 f"{spec.checkpoint_dir!r}: set checkpoint.dir to a path"
             )
+        if spec.workdir and not Path(spec.workdir).expanduser().is_dir():
+            raise LaunchError(f"workdir {spec.workdir} is not a directory on this machine",
+                              FailureKind.REFUSED)
+        bad = [k for k in spec.envs if not k or "=" in k or "\0" in k]
+        if bad or any("\0" in v for v in spec.envs.values()):
+            raise LaunchError(f"invalid environment variable name(s) or value(s) in envs: "
+                              f"{', '.join(repr(k) for k in bad) or 'a NUL in a value'}",
+                              FailureKind.REFUSED)
         name = spec.cluster_name
         ws = self.workspace(name)
-        with self._locked(ws):
-            if self._load_state(ws) is not None:
-                self._watch(name, None)
-                return LaunchResult(cluster_name=name, adopted=True)
-            proc = self._start(spec, ws)
+        try:
+            with self._locked(ws):
+                if self._load_state(ws) is not None or (ws / "abandoned").exists():
+                    # Started before (adopt it), or given up on: never started twice.
+                    self._watch(name, None)
+                    return LaunchResult(cluster_name=name, adopted=True)
+                proc = self._start(spec, ws)
+        except OSError as err:  # e.g. a full disk: may pass
+            raise LaunchError(f"{type(err).__name__}: {err}", FailureKind.LAUNCH) from err
         self._watch(name, proc)
         return LaunchResult(cluster_name=name, adopted=False)
 
     def _start(self, spec: AttemptSpec, ws: Path) -> subprocess.Popen[bytes]:
+        """Called with the workspace lock held: intent, spawn (held at the gate), identity.
+        The gate opens when the lock is released, after state.json is written."""
+        _write_atomic(ws / "intent.json", json.dumps(
+            {"cluster_name": spec.cluster_name, "job_id": spec.job_id,
+             "attempt": spec.attempt, "at": time.time()}))
+        crash_point("intent")
         ckpt = Path(spec.checkpoint_dir).expanduser().resolve()
         ckpt.mkdir(parents=True, exist_ok=True)
         log_path = ws / "attempt.log"
@@ -171,6 +219,7 @@ class LocalExecutor:
             (ws / "setup.sh").write_text(spec.setup + "\n", encoding="utf-8")
         (ws / "run.sh").write_text(spec.run + "\n", encoding="utf-8")
         (ws / "wrapper.sh").write_text(_WRAPPER.format(ws=shlex.quote(str(ws))), encoding="utf-8")
+        (ws / "gate.py").write_text(_GATE, encoding="utf-8")
         env = job_environment(spec, checkpoint_dir=str(ckpt),
                               progress_file=str(ws / "progress.json"))
         cwd = Path(spec.workdir).expanduser() if spec.workdir else ws
@@ -180,7 +229,7 @@ class LocalExecutor:
         )
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
-                ["bash", str(ws / "wrapper.sh")],
+                [sys.executable, "-I", str(ws / "gate.py"), str(ws)],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -188,6 +237,7 @@ class LocalExecutor:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        crash_point("spawned")
         created = local_proc.create_time(proc.pid) or launched
         state = {
             "cluster_name": spec.cluster_name,
@@ -200,6 +250,7 @@ class LocalExecutor:
             "kill_at": launched + kill_after if kill_after is not None else None,
         }
         _write_atomic(ws / "state.json", json.dumps(state))
+        crash_point("recorded")
         return proc
 
     # -- watching ---------------------------------------------------------------------
@@ -230,7 +281,7 @@ class LocalExecutor:
         if kill_at is None or time.time() < kill_at:
             return
         with self._locked(ws):
-            if any((ws / f).exists() for f in ("exit_code", "preempted", "cancelled")):
+            if any((ws / f).exists() for f in _MARKERS):
                 return
             if not local_proc.leader_alive(state["pid"], state["create_time"]):
                 return
@@ -242,7 +293,7 @@ class LocalExecutor:
         ws = self.workspace(cluster_name)
         state = self._load_state(ws)
         if state is None:
-            return AttemptStatus(cluster_name, AttemptState.UNKNOWN, detail="no such attempt")
+            return self._unstarted(cluster_name, ws)
         self._enforce_preemption(ws, state)
         started = _utc(state["started_at"])
         progress = read_progress(ws / "progress.json")
@@ -267,12 +318,42 @@ class LocalExecutor:
         finished = self._finished(cluster_name, ws, common)
         if finished is not None:
             return finished
+        # The wrapper was killed from outside: what it started must not run on alone.
+        local_proc.terminate_group(state["pgid"], state["create_time"], self.stop_grace_seconds)
         return AttemptStatus(
             cluster_name, AttemptState.UNKNOWN,
             last_lines=tail_lines(self._log_path(ws), self.last_lines),
-            detail="the process ended without writing an exit code (killed from outside?)",
+            detail="the process ended without writing an exit code (killed from outside?); "
+                   "its process group was stopped",
             **common,
         )
+
+    def _unstarted(self, cluster_name: str, ws: Path) -> AttemptStatus:
+        """No state.json: never started, being launched right now, or launched by a
+        process that died before recording it (then it is abandoned here, for good)."""
+        if (ws / "abandoned").exists():
+            return AttemptStatus(cluster_name, AttemptState.FAILED,
+                                 failure=FailureKind.NOT_STARTED,
+                                 ended_at=self._marker_time(ws / "abandoned"),
+                                 detail="abandoned before it started")
+        if not (ws / "intent.json").exists():
+            return AttemptStatus(cluster_name, AttemptState.UNKNOWN, detail="no such attempt")
+        with open(ws / ".lock", "a+") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # its launcher holds it: the launch is under way
+                return AttemptStatus(cluster_name, AttemptState.PENDING, detail="launching")
+            try:
+                if self._load_state(ws) is not None:
+                    return AttemptStatus(cluster_name, AttemptState.PENDING,
+                                         detail="launching")
+                if not (ws / "abandoned").exists():
+                    _write_atomic(ws / "abandoned", json.dumps({"at": time.time()}))
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return AttemptStatus(cluster_name, AttemptState.FAILED, failure=FailureKind.NOT_STARTED,
+                             ended_at=datetime.now(UTC),
+                             detail="its launcher stopped before it started")
 
     def _finished(
         self, cluster_name: str, ws: Path, common: dict[str, Any]
@@ -308,16 +389,23 @@ class LocalExecutor:
 
     # -- stop, logs, discovery --------------------------------------------------------
     def stop(self, cluster_name: str) -> AttemptStatus:
+        """Mark the attempt cancelled (or abandoned, when it never started: a late launch
+        then refuses it) and stop its whole process group, waiting until it is gone."""
         ws = self.workspace(cluster_name)
-        state = self._load_state(ws)
-        if state is None:
-            return self.poll(cluster_name)
         with self._locked(ws):
-            terminal = any((ws / f).exists() for f in ("exit_code", "preempted", "cancelled"))
-            if not terminal:
+            state = self._load_state(ws)
+            if state is None:
+                if not (ws / "abandoned").exists():
+                    _write_atomic(ws / "abandoned", json.dumps({"at": time.time()}))
+            elif not any((ws / f).exists() for f in _MARKERS):
                 _write_atomic(ws / "cancelled", json.dumps({"at": time.time()}))
-        # Even after a normal exit, children the program left in its group are removed.
-        local_proc.terminate_group(state["pgid"], state["create_time"], self.stop_grace_seconds)
+        if state is not None:
+            # Even after a normal exit, children the program left in its group are removed.
+            local_proc.terminate_group(state["pgid"], state["create_time"],
+                                       self.stop_grace_seconds)
+            if local_proc.group_members(state["pgid"], state["create_time"]):
+                raise RuntimeError(f"{cluster_name}: process group {state['pgid']} "
+                                   "survived SIGKILL")
         return self.poll(cluster_name)
 
     def logs(self, cluster_name: str, follow: bool = False) -> Iterator[str]:

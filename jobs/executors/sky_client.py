@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from gpuopt.jobs.executors.sky_task import SkyTaskPlan, build_sky_task
 
@@ -54,6 +54,10 @@ class SkyClient(Protocol):
         """Launch requests for that cluster name known to the API server, newest last."""
         ...
 
+    def request_error(self, request_id: str) -> BaseException | None:
+        """The exception a finished request raised, as SkyPilot's own type; else None."""
+        ...
+
     def status(self, cluster_name: str) -> ClusterRecord | None:
         """The cluster's record (refreshed from the cloud for spot/autostop clusters)."""
         ...
@@ -89,9 +93,41 @@ class SdkSkyClient:
         # Safety net when nobody tears the cluster down (daemon gone): SkyPilot downs it
         # after this many idle minutes (``down=True`` + ``idle_minutes_to_autostop``).
         self.autostop_minutes = autostop_minutes
+        # SkyPilot starts a local API server on the first call when none is configured
+        # and none runs; gpuopt notes whether it found one, and ``close`` stops one it
+        # caused to start (None: not checked yet).
+        self._started_local_server: bool | None = None
+
+    def _sdk(self) -> Any:
+        import sky
+
+        if self._started_local_server is None:
+            from sky.server import common
+
+            self._started_local_server = False
+            if common.is_api_server_local():
+                status = common.get_api_server_status().status
+                self._started_local_server = status is not common.ApiServerStatus.HEALTHY
+        return sky
+
+    def close(self, stop: bool) -> str | None:
+        """If this client's calls started a local SkyPilot API server: stop it (``stop``;
+        in-flight launches die with it) or say it runs on. None when it started none."""
+        if not self._started_local_server:
+            return None
+        import sky
+        from sky.server import common
+
+        if not stop:
+            return (f"the local SkyPilot API server gpuopt's calls started runs on at "
+                    f"{common.get_server_url()} (it carries in-flight launches); "
+                    "`sky api stop` stops it")
+        sky.api_stop()
+        self._started_local_server = False
+        return "stopped the local SkyPilot API server gpuopt's calls had started"
 
     def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
-        import sky
+        sky = self._sdk()
 
         task = build_sky_task(plan)
         request_id = sky.launch(
@@ -104,7 +140,7 @@ class SdkSkyClient:
         return str(request_id)
 
     def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
-        import sky
+        sky = self._sdk()
 
         payloads = sky.api_status(all_status=True, cluster_name=cluster_name)
         found = [
@@ -114,8 +150,17 @@ class SdkSkyClient:
         found.sort(key=lambda p: p.created_at)
         return [LaunchRequest(p.request_id, p.status, p.error or "") for p in found]
 
+    def request_error(self, request_id: str) -> BaseException | None:
+        sky = self._sdk()
+
+        try:
+            sky.get(request_id)  # re-raises the request's own exception, unpickled
+        except Exception as exc:
+            return exc
+        return None
+
     def status(self, cluster_name: str) -> ClusterRecord | None:
-        import sky
+        sky = self._sdk()
 
         records = sky.get(
             sky.status(cluster_names=[cluster_name], refresh=sky.StatusRefreshMode.AUTO)
@@ -126,7 +171,7 @@ class SdkSkyClient:
         return None
 
     def list_clusters(self, prefix: str) -> list[ClusterRecord]:
-        import sky
+        sky = self._sdk()
 
         records = sky.get(sky.status(refresh=sky.StatusRefreshMode.AUTO))
         return [
@@ -136,7 +181,7 @@ class SdkSkyClient:
         ]
 
     def queue(self, cluster_name: str) -> list[ClusterJob]:
-        import sky
+        sky = self._sdk()
 
         jobs = sky.get(sky.queue(cluster_name, skip_finished=False))
         return sorted(
@@ -145,7 +190,7 @@ class SdkSkyClient:
         )
 
     def down(self, cluster_name: str) -> None:
-        import sky
+        sky = self._sdk()
         from sky import exceptions
 
         try:
@@ -154,14 +199,14 @@ class SdkSkyClient:
             return
 
     def cancel_request(self, request_id: str) -> None:
-        import sky
+        sky = self._sdk()
 
         sky.get(sky.api_cancel([request_id], silent=True))
 
     def tail_logs(
         self, cluster_name: str, job_id: int | None, follow: bool, tail: int = 0
     ) -> Iterator[str]:
-        import sky
+        sky = self._sdk()
 
         for chunk in sky.tail_logs(
             cluster_name, job_id, follow=follow, tail=tail, preload_content=False

@@ -23,7 +23,7 @@ from gpuopt.jobs.executors.base import (
     LaunchResult,
     Progress,
 )
-from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, SkyClient
+from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, LaunchRequest, SkyClient
 from gpuopt.jobs.executors.sky_task import (
     PROGRESS_ECHO_S,
     exit_code_from_lines,
@@ -76,7 +76,14 @@ class SkyPilotExecutor:
         # provisioning, failed or finished): never launch the same attempt twice.
         if self.client.launch_requests(name):
             return LaunchResult(name, adopted=True)
-        self.client.launch(plan, name)
+        try:
+            self.client.launch(plan, name)
+        except Exception as exc:
+            from gpuopt.jobs.executors.sky_errors import launch_failure
+
+            # Classified by SkyPilot's exception type; a call that may have reached the
+            # API server raises LaunchOutcomeUnknown (poll asks the server what became of it).
+            raise launch_failure(exc, name) from exc
         return LaunchResult(name, adopted=False)
 
     # -- poll -------------------------------------------------------------------------
@@ -121,17 +128,19 @@ class SkyPilotExecutor:
                 down=False,
             )
         if requests and requests[-1].status == "FAILED":
-            return self._end(
-                AttemptStatus(
-                    name,
-                    AttemptState.FAILED,
-                    failure=FailureKind.LAUNCH,
-                    detail=requests[-1].error or "launch failed",
-                ),
-                down=False,
-            )
+            return self._end(self._failed_launch(name, requests[-1]), down=False)
         detail = "cluster gone; outcome unknown" if requests else "no such attempt"
         return AttemptStatus(name, AttemptState.UNKNOWN, detail=detail)
+
+    def _failed_launch(self, name: str, request: LaunchRequest) -> AttemptStatus:
+        """A launch request that failed, with its kind from the exception SkyPilot raised."""
+        from gpuopt.jobs.executors.sky_errors import classify
+
+        exc = self.client.request_error(request.request_id)
+        kind = classify(exc) if exc is not None else FailureKind.LAUNCH
+        detail = (f"{type(exc).__name__}: {exc}" if exc is not None
+                  else request.error or "launch failed")
+        return AttemptStatus(name, AttemptState.FAILED, failure=kind, detail=detail)
 
     def _from_queue(self, name: str, record: ClusterRecord) -> AttemptStatus:
         jobs = self.client.queue(name)
@@ -166,7 +175,8 @@ class SkyPilotExecutor:
             state, failure, detail = AttemptState.FAILED, FailureKind.SETUP, "setup failed"
         elif job.status == "FAILED":
             state, failure, exit_code = AttemptState.FAILED, FailureKind.PROGRAM, code
-            detail = f"run exited with code {code}"
+            detail = (f"run exited with code {code}" if code is not None
+                      else "run failed (its log holds no exit code)")
         return AttemptStatus(
             name, state, exit_code=exit_code, failure=failure, last_lines=shown,
             progress=progress, started_at=started, ended_at=ended, detail=detail,
@@ -196,6 +206,8 @@ class SkyPilotExecutor:
             if request.live:
                 self.client.cancel_request(request.request_id)
         self.client.down(cluster_name)
+        if self.client.status(cluster_name) is not None:  # verified gone, or not stopped
+            raise RuntimeError(f"{cluster_name}: the cluster is still there after `down`")
         if final is not None:
             return final
         status = AttemptStatus(
@@ -218,4 +230,10 @@ class SkyPilotExecutor:
 
     def adopt(self, cluster_name: str) -> AttemptStatus:
         return self.poll(cluster_name)
+
+    def close(self, stop: bool = True) -> str | None:
+        """Stop (or, ``stop=False``, report) what this executor's SDK calls started: a
+        local SkyPilot API server. What was done, for the log."""
+        close = getattr(self.client, "close", None)
+        return close(stop) if close is not None else None
 

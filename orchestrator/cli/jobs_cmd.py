@@ -192,9 +192,11 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
     for a in view["attempt_list"]:
         place = (f"{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
                  f"{a['cloud']}/{a['zone'] or a['region']}")
-        end = a["end_reason"] or a["status"]
+        end = str(a["end_reason"] or a["status"])
         if a["exit_code"] not in (None, 0):
             end += f" (exit {a['exit_code']})"
+        elif a["failure_kind"] not in (None, "program"):
+            end += f" ({str(a['failure_kind']).replace('_', ' ')})"
         rows.append([str(a["attempt"]), place, a["instance_type"], a["price_per_hour"],
                      f"{a['duration_seconds']:,.1f}", money(a["cost"]), end,
                      "-" if a["wasted_seconds"] is None else f"{a['wasted_seconds']:,.1f}"])

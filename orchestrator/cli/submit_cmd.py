@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.planning import PlannedJob
     from gpuopt.orchestrator.store import Store
 
-TERMINAL = ("succeeded", "failed", "cancelled")
+TERMINAL = TERMINAL_JOB_STATUSES
 
 
 def register(app: typer.Typer) -> None:
@@ -182,7 +184,7 @@ def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
     assert best is not None
     row = JobRow(
         id=job_id, name=spec.name or job_file.stem, owner=spec.owner, team=spec.team,
-        status="queued", spec_yaml=job_file.read_text(encoding="utf-8"),
+        status=JobStatus.QUEUED, spec_yaml=job_file.read_text(encoding="utf-8"),
         spec_path=str(job_file.resolve()), submitted_at=now, deadline_at=spec.deadline_at(now),
         budget_micros=to_micros(spec.budget) if spec.budget is not None else None,
         plan_json=json.dumps({
@@ -219,6 +221,7 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 
     executors = ExecutorCache()
     columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn())
+    job_over = False
     try:
         with Progress(*columns, console=out_console()) as bar:
             task = bar.add_task("queued", total=None)
@@ -238,14 +241,19 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
                 else:
                     bar.update(task, description=label)
                 if job.status in TERMINAL:
+                    job_over = True
                     break
                 time.sleep(interval)
     except KeyboardInterrupt:
         err_console().print(
             f"stopped watching; {job_id} stays submitted (`gpuopt cancel {job_id}` stops it)")
         return 130
+    finally:
+        # The job is over unless watching was interrupted: then launches may be in flight.
+        for said in executors.close(stop=job_over):
+            err_console().print(said)
     _summary(store, job_id)
-    return 0 if job.status == "succeeded" else 1
+    return 0 if job.status == JobStatus.SUCCEEDED else 1
 
 
 def _summary(store: Store, job_id: str) -> None:
@@ -270,7 +278,7 @@ def _summary(store: Store, job_id: str) -> None:
                       f"${from_micros(a.price_per_hour_micros)}/h, {a.end_reason or a.status}")
     label = SIMULATED if job.executor == "local" else "cost"
     console.print(f"{label}: ${view['cost']} (on-demand equivalent ${view['on_demand_cost']})")
-    if job.status != "succeeded" and job.last_error:
+    if job.status != JobStatus.SUCCEEDED and job.last_error:
         from rich.text import Text
 
         console.print(Text(job.last_error, style="red"))

@@ -29,6 +29,8 @@ class DaemonHealth:
     outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
     runs: dict[str, int] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
+    # Reconcile steps of single jobs that raised, by kind (exception type), since start.
+    job_step_failures: dict[str, int] = field(default_factory=dict)
     _running: int = 0
     _cond: threading.Condition = field(default_factory=threading.Condition)
 
@@ -56,6 +58,15 @@ class DaemonHealth:
             if not outcome.ok:
                 self.failures[name] = self.failures.get(name, 0) + 1
             self._cond.notify_all()
+
+    def job_steps_failed(self, kinds: list[str]) -> None:
+        with self._cond:
+            for kind in kinds:
+                self.job_step_failures[kind] = self.job_step_failures.get(kind, 0) + 1
+
+    def job_step_failures_by_kind(self) -> dict[str, int]:
+        with self._cond:
+            return dict(self.job_step_failures)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no task runs; False if some still run after ``timeout`` seconds."""

@@ -10,7 +10,9 @@ figures are the same whichever daemon of a cluster is scraped:
 - ``gpuopt_spend_usd_total``: every attempt's held time x its launch price (running ones to
   now), summed exactly in integer micro-dollars;
 - ``gpuopt_daemon_leader`` (1 when this process leads), ``gpuopt_daemon_task_runs_total``
-  / ``..._failures_total{task}`` and ``gpuopt_store_up`` (0 when the store read failed).
+  / ``..._failures_total{task}`` and ``gpuopt_store_up`` (0 when the store read failed);
+- ``gpuopt_job_step_failures_total{kind}``: reconcile steps of single jobs that raised
+  (by exception type; the job fails after a few in a row, see orchestrator.reconcile).
 
 ``/healthz`` answers 200 with a small JSON body while the main loop is alive and the store
 is healthy (store_health.py: the SQLite file is still the one opened, the last write
@@ -67,6 +69,12 @@ class StoreCollector:
             fail_c.add_metric([task], failures.get(task, 0))
         yield run_c
         yield fail_c
+        steps = CounterMetricFamily("gpuopt_job_step_failures",
+                                    "Reconcile steps of one job that raised, by kind",
+                                    labels=["kind"])
+        for kind, n in sorted(self.runtime.job_step_failures_by_kind().items()):
+            steps.add_metric([kind], n)
+        yield steps
         up = GaugeMetricFamily("gpuopt_store_up", "1 when the last store read succeeded")
         try:
             families = list(self._from_store())
@@ -107,6 +115,7 @@ class StoreCollector:
             yield ok
             if not inspect(conn).has_table("attempts"):
                 return
+            from gpuopt.jobs.states import EndReason
             from gpuopt.orchestrator.store.jobs_tables import (
                 ATTEMPT_STATUSES,
                 JOB_STATUSES,
@@ -132,7 +141,7 @@ class StoreCollector:
                                            att.c.price_per_hour_micros)):
                 by_status[row.status] = by_status.get(row.status, 0) + 1
                 total += 1
-                preempted += row.end_reason == "preempted"
+                preempted += row.end_reason == EndReason.PREEMPTED
                 spend_micros += _spend(row, now)
             attempts = GaugeMetricFamily("gpuopt_attempts", "Attempts by status",
                                          labels=["status"])

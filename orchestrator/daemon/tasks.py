@@ -122,8 +122,18 @@ class DaemonTasks:
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
             self._executors = ExecutorCache()
-        self.log_step(reconcile_once(self.store, self._executors, self.settings, self.clock(),
-                                     keep_going=self.is_leader))
+        report = reconcile_once(self.store, self._executors, self.settings, self.clock(),
+                                keep_going=self.is_leader)
+        self.log_step(report)
+        if report.failed_steps:  # logged (once per kind) by reconcile; counted here
+            self.runtime.job_steps_failed([kind for _job, kind in report.failed_steps])
+
+    def close(self) -> None:
+        """Report what the executors started (a local SkyPilot API server runs on: it
+        carries launches in flight, which the next daemon adopts)."""
+        if self._executors is not None:
+            for said in self._executors.close(stop=False):
+                log.info("%s", said)
 
     def log_step(self, report: StepReport) -> None:
         """One log line per job event of a reconcile step (JSON: event, job_id, attempt)."""

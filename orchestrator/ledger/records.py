@@ -12,6 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpuopt.core.money import held_cost
+from gpuopt.jobs.states import EndReason, JobStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class AttemptRecord:
     on_demand_price_per_hour: Decimal | None
     started_at: datetime  # aware UTC
     ended_at: datetime | None  # None while running
-    end_reason: str | None  # succeeded | failed | preempted | cancelled | None (running)
+    end_reason: EndReason | None  # None while running
     # Seconds of held time that did no lasting work: restart overhead (launch until the
     # job's first progress) plus work lost since the last checkpoint when preempted.
     wasted_seconds: float = 0.0
@@ -53,7 +54,7 @@ class JobRecord:
     name: str
     owner: str | None
     team: str | None
-    status: str  # queued | launching | running | preempted | succeeded | failed | cancelled
+    status: JobStatus
     submitted_at: datetime
     finished_at: datetime | None
     budget: Decimal | None

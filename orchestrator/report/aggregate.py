@@ -17,6 +17,7 @@ from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
 from gpuopt.core.money import MICRO_USD, held_cost
+from gpuopt.jobs.states import EndReason, JobStatus
 from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.report.model import (
     HOURS_STEP,
@@ -33,8 +34,10 @@ from gpuopt.orchestrator.report.weeks import IsoWeek
 UNASSIGNED = "(unassigned)"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NO_BUDGETS: Mapping[str, Decimal] = MappingProxyType({})
-_STATE_OF_STATUS = MappingProxyType(
-    {"succeeded": "finished", "failed": "failed", "cancelled": "cancelled"}
+# Job statuses, and the end reasons of the same values, as the report's job states.
+_STATE_OF_STATUS: Mapping[str, str] = MappingProxyType(
+    {JobStatus.SUCCEEDED: "finished", JobStatus.FAILED: "failed",
+     JobStatus.CANCELLED: "cancelled"}
 )
 
 
@@ -157,7 +160,7 @@ class _Accumulator:
 
     def add(self, a: AttemptRecord) -> None:
         if (
-            a.end_reason == "preempted"
+            a.end_reason == EndReason.PREEMPTED
             and a.ended_at is not None
             and self.start <= a.ended_at < self.end
         ):
@@ -294,6 +297,7 @@ def _state(job: JobRecord | None, attempts: Sequence[AttemptRecord], end: dateti
             return _STATE_OF_STATUS.get(job.status, job.status)
         return "running"
     last = max(attempts, key=lambda a: (a.started_at, a.attempt))
-    if last.ended_at is None or last.ended_at >= end or last.end_reason == "preempted":
+    if (last.ended_at is None or last.ended_at >= end
+            or last.end_reason == EndReason.PREEMPTED):
         return "running"
     return _STATE_OF_STATUS.get(last.end_reason or "", last.end_reason or "unknown")

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
+from gpuopt.jobs.states import EndReason, FailureKind, JobStatus
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
 
@@ -139,7 +140,7 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
                     col(JobRow.status).in_(expected_status),
                     col(JobRow.cancel_requested) == False,  # noqa: E712
                 )
-                .values(status="launching", updated_at=now)
+                .values(status=JobStatus.LAUNCHING, updated_at=now)
                 .execution_options(synchronize_session=False)
             )
             if not getattr(claimed, "rowcount", 0):
@@ -161,16 +162,18 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
 def recent_preemptions(
     session: Session, since: datetime, executor: str
 ) -> list[tuple[Place, datetime]]:
-    """(place, ended_at) of attempts preempted (or that failed to launch) since
-    ``since``, among jobs run by ``executor``."""
+    """(place, ended_at) of attempts preempted (or whose launch failed there for lack of
+    capacity or a transient error) since ``since``, among jobs run by ``executor``."""
     rows = session.execute(
         select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.zone),
                col(AttemptRow.ended_at))
         .join(JobRow, col(JobRow.id) == col(AttemptRow.job_id))
         .where(
             col(AttemptRow.ended_at) >= since,
-            or_(col(AttemptRow.end_reason) == "preempted",
-                col(AttemptRow.detail).like("launch failed%")),
+            or_(col(AttemptRow.end_reason) == EndReason.PREEMPTED,
+                and_(col(AttemptRow.end_reason) == EndReason.FAILED,
+                     col(AttemptRow.failure_kind).in_((FailureKind.CAPACITY,
+                                                       FailureKind.LAUNCH)))),
             col(JobRow.executor) == executor,
         )
     ).all()

@@ -14,12 +14,20 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, ForeignKey, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from gpuopt.orchestrator.store.types import UTCDateTime
+from gpuopt.jobs.states import (
+    LIVE_JOB_STATUSES,
+    AttemptPhase,
+    EndReason,
+    FailureKind,
+    JobStatus,
+)
+from gpuopt.orchestrator.store.types import StrEnumType, UTCDateTime
 
-JOB_STATUSES = ("queued", "launching", "running", "preempted", "succeeded", "failed", "cancelled")
-LIVE_JOB_STATUSES = ("queued", "launching", "running", "preempted")
-ATTEMPT_STATUSES = ("launching", "running", "ended")
-END_REASONS = ("succeeded", "failed", "preempted", "cancelled")
+JOB_STATUSES = tuple(JobStatus)
+ATTEMPT_STATUSES = tuple(AttemptPhase)
+END_REASONS = tuple(EndReason)
+__all__ = ["ATTEMPT_STATUSES", "END_REASONS", "JOB_STATUSES", "LIVE_JOB_STATUSES",
+           "AttemptRow", "JobEventRow", "JobRow"]
 
 
 class JobRow(SQLModel, table=True):
@@ -30,7 +38,7 @@ class JobRow(SQLModel, table=True):
     name: str = Field(max_length=128)
     owner: str | None = Field(default=None, max_length=128)
     team: str | None = Field(default=None, max_length=128)
-    status: str = Field(default="queued", max_length=16)
+    status: JobStatus = Field(default=JobStatus.QUEUED, sa_type=StrEnumType(JobStatus))
     spec_yaml: str = Field(sa_type=Text)
     spec_path: str | None = Field(default=None, max_length=1024)
     submitted_at: datetime = Field(sa_type=UTCDateTime)
@@ -44,6 +52,10 @@ class JobRow(SQLModel, table=True):
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     exit_code: int | None = None
     last_error: str | None = Field(default=None, sa_type=Text)
+    # Reconcile steps of this job that raised, in a row (reset by one that did not), and
+    # the kind (exception type) of the last one: logged once per kind, failed after N.
+    step_failures: int = 0
+    step_error: str | None = Field(default=None, max_length=64)
 
 
 class AttemptRow(SQLModel, table=True):
@@ -70,11 +82,13 @@ class AttemptRow(SQLModel, table=True):
     market: str = Field(max_length=16)
     price_per_hour_micros: int = Field(sa_type=BigInteger)
     on_demand_price_per_hour_micros: int | None = Field(default=None, sa_type=BigInteger)
-    status: str = Field(default="launching", max_length=16)  # launching | running | ended
+    status: AttemptPhase = Field(default=AttemptPhase.LAUNCHING,
+                                 sa_type=StrEnumType(AttemptPhase))
     created_at: datetime = Field(sa_type=UTCDateTime)
     started_at: datetime = Field(sa_type=UTCDateTime)  # held from here (launch request)
     ended_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    end_reason: str | None = Field(default=None, max_length=16)
+    end_reason: EndReason | None = Field(default=None, sa_type=StrEnumType(EndReason))
+    failure_kind: FailureKind | None = Field(default=None, sa_type=StrEnumType(FailureKind))
     exit_code: int | None = None
     cost_micros: int | None = Field(default=None, sa_type=BigInteger)
     wasted_seconds: float | None = None

@@ -19,6 +19,7 @@ from sqlmodel import Session, col
 from gpuopt.core import money
 from gpuopt.core.money import from_micros, held_cost_micros
 from gpuopt.core.places import Place
+from gpuopt.jobs.states import EndReason
 from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
@@ -124,5 +125,5 @@ def observed_preemptions(
         place = Place(cloud, region)
         count, hours = out.get(place, (0, 0.0))
         held = max(0.0, ((ended or now) - started).total_seconds() / 3600)
-        out[place] = (count + (reason == "preempted"), hours + held)
+        out[place] = (count + (reason == EndReason.PREEMPTED), hours + held)
     return out

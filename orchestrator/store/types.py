@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Integer
+from sqlalchemy import BigInteger, DateTime, Integer, String
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
@@ -63,3 +64,27 @@ class UTCSeconds(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+class StrEnumType(TypeDecorator[StrEnum]):
+    """A StrEnum stored as its value (VARCHAR): only members go in, members come out.
+
+    A value that is not a member of the enum is refused on write (ValueError), so no
+    stray text reaches a status column; reading an unknown value (a newer release's)
+    raises too rather than being taken for a known state.
+    """
+
+    impl = String(16)
+    cache_ok = True
+
+    def __init__(self, enum: type[StrEnum], length: int = 16) -> None:
+        super().__init__(length)
+        self.enum = enum
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return self.enum(value).value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> StrEnum | None:
+        return None if value is None else self.enum(value)

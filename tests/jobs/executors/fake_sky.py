@@ -45,7 +45,14 @@ class FakeSkyWorld:
     clusters: dict[str, _Cluster] = field(default_factory=dict)
     requests: dict[str, list[LaunchRequest]] = field(default_factory=dict)
     calls: list[tuple[str, Any]] = field(default_factory=list)
-    fail_launch_with: str | None = None
+    # The launch request fails with this exception (SkyPilot's own type), as sky.get
+    # would re-raise it; ``raise_on_launch``: sky.launch itself raises, nothing accepted;
+    # ``raise_after_accept``: the request is accepted (and runs), then the call raises
+    # (a read timeout: the caller cannot tell whether it was accepted).
+    fail_launch_with: BaseException | None = None
+    raise_on_launch: BaseException | None = None
+    raise_after_accept: BaseException | None = None
+    errors: dict[str, BaseException] = field(default_factory=dict)
     enabled: tuple[str, ...] = ("aws", "gcp", "azure")  # what `sky check` would enable
     lock: threading.RLock = field(default_factory=threading.RLock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -97,10 +104,13 @@ class FakeSkyClient:
     def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
         self._record("launch", (cluster_name, plan))
         w = self.world
+        if w.raise_on_launch is not None:
+            raise w.raise_on_launch
         request_id = f"req-{next(w._ids)}"
-        if w.fail_launch_with:
+        if w.fail_launch_with is not None:
+            w.errors[request_id] = w.fail_launch_with
             w.requests.setdefault(cluster_name, []).append(
-                LaunchRequest(request_id, "FAILED", w.fail_launch_with))
+                LaunchRequest(request_id, "FAILED", str(w.fail_launch_with)))
             return request_id
         log = w.workdir / f"{cluster_name}.log"
         cluster = _Cluster(cluster_name, plan, log, launched_at=time.time())
@@ -108,6 +118,8 @@ class FakeSkyClient:
             w.clusters[cluster_name] = cluster
             w.requests.setdefault(cluster_name, []).append(LaunchRequest(request_id, "SUCCEEDED"))
         threading.Thread(target=self._run, args=(cluster,), daemon=True).start()
+        if w.raise_after_accept is not None:
+            raise w.raise_after_accept
         return request_id
 
     def _run(self, cluster: _Cluster) -> None:
@@ -143,6 +155,11 @@ class FakeSkyClient:
         self._record("launch_requests", cluster_name)
         with self.world.lock:
             return list(self.world.requests.get(cluster_name, []))
+
+    def request_error(self, request_id: str) -> BaseException | None:
+        self._record("request_error", request_id)
+        with self.world.lock:
+            return self.world.errors.get(request_id)
 
     def status(self, cluster_name: str) -> ClusterRecord | None:
         self._record("status", cluster_name)

@@ -32,15 +32,20 @@ class Harness:
                            placement=self.placement, **kw)
 
 
-def processes_of(cluster_name: str) -> list[psutil.Process]:
-    """Live processes carrying the attempt's GPUOPT_CLUSTER_NAME in their environment."""
+def processes_of(cluster_name: str, under: Path | None = None) -> list[psutil.Process]:
+    """Live processes carrying the attempt's GPUOPT_CLUSTER_NAME in their environment;
+    with ``under``, only those working below that directory (other test runs on the same
+    machine use the same cluster names)."""
     found = []
     for proc in psutil.process_iter(["pid", "status"]):
         if proc.info["status"] == psutil.STATUS_ZOMBIE:
             continue
         try:
-            if proc.environ().get("GPUOPT_CLUSTER_NAME") == cluster_name:
-                found.append(proc)
+            if proc.environ().get("GPUOPT_CLUSTER_NAME") != cluster_name:
+                continue
+            if under is not None and not proc.cwd().startswith(str(under)):
+                continue
+            found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found

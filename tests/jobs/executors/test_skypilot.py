@@ -132,7 +132,7 @@ def test_cluster_vanishing_under_a_running_job_is_a_preemption(tmp_path: Path) -
     world.preempt(spec.cluster_name)
     status = ex.poll(spec.cluster_name)
     assert status.state is AttemptState.PREEMPTED
-    assert processes_of(spec.cluster_name) == []
+    assert processes_of(spec.cluster_name, under=tmp_path) == []
 
 
 def test_finished_job_is_read_then_torn_down_once(tmp_path: Path) -> None:
@@ -148,13 +148,16 @@ def test_finished_job_is_read_then_torn_down_once(tmp_path: Path) -> None:
 
 
 def test_failed_launch_request_is_a_launch_failure(tmp_path: Path) -> None:
-    world = FakeSkyWorld(tmp_path, fail_launch_with="ResourcesUnavailableError: no capacity")
+    from sky import exceptions
+
+    world = FakeSkyWorld(tmp_path, fail_launch_with=exceptions.ResourcesUnavailableError(
+        "no capacity"))
     ex = SkyPilotExecutor(FakeSkyClient(world))
     spec = _spec(tmp_path)
     assert not ex.launch(spec).adopted
     status = ex.poll(spec.cluster_name)
-    assert (status.state, status.failure) == (AttemptState.FAILED, FailureKind.LAUNCH)
-    assert "no capacity" in status.detail
+    assert (status.state, status.failure) == (AttemptState.FAILED, FailureKind.CAPACITY)
+    assert status.detail == "ResourcesUnavailableError: no capacity"
     # Never retried under the same name: the next try is a new attempt number.
     assert SkyPilotExecutor(FakeSkyClient(world)).launch(spec).adopted
     assert len(world.calls_named("launch")) == 1

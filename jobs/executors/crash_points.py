@@ -1,0 +1,24 @@
+"""Crash points: where a test makes the launching process die, to prove a window safe.
+
+``GPUOPT_CRASH_AT=<point>`` in the environment makes the process SIGKILL itself when it
+reaches that point (nothing is flushed or cleaned up: the same as ``kill -9`` landing
+there). Unset, a crash point costs one environment lookup. Points, in launch order:
+
+- ``claimed``: the attempt row is committed, the executor not yet asked (reconcile);
+- ``intent``: the local executor wrote the attempt's intent, nothing spawned yet;
+- ``spawned``: the wrapper exists (held at its gate), its identity not yet recorded;
+- ``recorded``: state.json names the wrapper's process group, the gate not yet opened.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "GPUOPT_CRASH_AT"
+POINTS = ("claimed", "intent", "spawned", "recorded")
+
+
+def crash_point(name: str) -> None:
+    if os.environ.get(ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)

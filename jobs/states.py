@@ -1,0 +1,73 @@
+"""The typed lifecycle of a job and its attempts (stored as these strings, never parsed).
+
+    job:      queued -> launching -> running -> succeeded | failed | cancelled
+                           ^            |
+                           +- preempted-+
+    attempt:  launching -> running -> ended (with an EndReason, and a FailureKind when
+              the reason is ``failed``)
+
+Decisions read these values only; the human-readable ``detail`` / ``last_error`` texts
+are for people and are never inspected by code.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    LAUNCHING = "launching"
+    RUNNING = "running"
+    PREEMPTED = "preempted"  # its attempt was preempted; the job waits to be re-placed
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_live(self) -> bool:
+        return self in LIVE_JOB_STATUSES
+
+    @property
+    def awaits_placement(self) -> bool:
+        """No open attempt: the next one may be placed."""
+        return self in (JobStatus.QUEUED, JobStatus.PREEMPTED)
+
+
+LIVE_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.LAUNCHING, JobStatus.RUNNING,
+                     JobStatus.PREEMPTED)
+TERMINAL_JOB_STATUSES = (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+PLACEABLE_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.PREEMPTED)
+
+
+class AttemptPhase(StrEnum):
+    LAUNCHING = "launching"  # its row is committed; the executor may not have it yet
+    RUNNING = "running"
+    ENDED = "ended"
+
+
+OPEN_ATTEMPT_PHASES = (AttemptPhase.LAUNCHING, AttemptPhase.RUNNING)
+
+
+class EndReason(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"  # see FailureKind
+    PREEMPTED = "preempted"  # the machine went away (or the attempt was lost)
+    CANCELLED = "cancelled"
+
+
+class FailureKind(StrEnum):
+    """Why an attempt failed; decides whether and how the job is tried again."""
+
+    PROGRAM = "program"  # `run` exited non-zero: the user's program, never a preemption
+    SETUP = "setup"  # `setup` exited non-zero
+    CAPACITY = "capacity"  # no capacity at that place now: retried elsewhere, backing off
+    LAUNCH = "launch"  # the launch failed for a reason that may pass: retried, backing off
+    REFUSED = "refused"  # retrying cannot fix it (credentials, network, invalid request,
+    #                      quota, a spec the node cannot run): the job fails at once
+    NOT_STARTED = "not_started"  # recorded but never started (the launcher died first)
+
+    @property
+    def is_launch(self) -> bool:
+        """The attempt never ran the user's program."""
+        return self not in (FailureKind.PROGRAM, FailureKind.SETUP)
