@@ -25,10 +25,9 @@ def _broken(*args: Any, **kwargs: Any) -> None:
 def test_a_job_whose_step_keeps_raising_is_logged_counted_and_failed(
         db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from gpuopt.orchestrator.daemon.runtime import RuntimeState
-
     from gpuopt.orchestrator import reconcile
     from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.daemon.health import DaemonHealth
     from gpuopt.orchestrator.daemon.metrics import StoreCollector
     from gpuopt.orchestrator.daemon.tasks import DaemonTasks
     from gpuopt.orchestrator.store import open_store
@@ -44,7 +43,7 @@ def test_a_job_whose_step_keeps_raising_is_logged_counted_and_failed(
         real(store_, executor, settings, job, *rest)
 
     monkeypatch.setattr(reconcile, "_place_and_launch", place)
-    runtime = RuntimeState("test")
+    runtime = DaemonHealth("test")
     settings = load_config(None)
     now = datetime.now(UTC)
     tasks = DaemonTasks(store, settings, runtime, lambda: True, lambda: now)
