@@ -209,7 +209,7 @@ class Daemon:
         """Finish running steps (bounded), release the leadership; True when clean."""
         self.runtime.set_role("stopping", self._leader_since)
         idle = self._stop_scheduler(SHUTDOWN_GRACE_S)
-        self._safe(self.tasks.close, "closing the executors")
+        self._safe(lambda: self.tasks.close(), "closing the executors")  # never blocks release
         self.leadership.release()
         self._leader_since = None
         self._safe(lambda: self._heartbeat("stopped"), "final heartbeat")
