@@ -51,8 +51,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_shell_completion_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _main(capsys, "--help")
     assert code == 0 and "--install-completion" in out and "--show-completion" in out
-    code, out, _ = _main(capsys, "--show-completion", "bash")
-    assert code == 0 and "_GPUOPT_COMPLETE" in out
+    code, out, err = _main(capsys, "--show-completion", "bash")
+    assert code == 0 and "_GPUOPT_COMPLETE" in out, (code, out, err)
 
 
 @pytest.mark.parametrize(("argv", "expect"), [
