@@ -104,7 +104,7 @@ def test_planted_secrets_reach_nothing(db_url: str, tmp_path: Path) -> None:
         for planted in PLANTED:
             assert planted not in log.read_text()
     stored = _database_text(url)
-    assert "exit code 3" in stored and "token=***" in stored  # last lines kept, redacted
+    assert "exited with code 3" in stored and "token=***" in stored  # last lines kept, redacted
     for secret in (*PLANTED, JOB_TOKEN):
         assert secret not in stored
     assert not list(Path(os.environ["GPUOPT_HOME"]).rglob("secrets/*.json"))  # job ended
