@@ -152,8 +152,10 @@ class DaemonTasks:
             job_log.log(level, "%s %s: %s", where, e.kind, e.detail,
                         extra=_fields(e.kind, e.job_id, e.attempt))
         for job_id, message in report.errors:
-            job_log.warning("job %s: reconcile error: %s", job_id, message,
-                            extra=_fields("error", job_id, None))
+            # Every tick's error at debug: orchestrator.step_failures logs each kind once
+            # (with the traceback) as a warning, and fails the job after a few in a row.
+            job_log.debug("job %s: reconcile error: %s", job_id, message,
+                          extra=_fields("error", job_id, None))
         for job_id, why in report.waiting:
             job_log.debug("job %s waiting: %s", job_id, why)
 
