@@ -86,11 +86,12 @@ def _check_skypilot(job: JobFile, spec: JobSpec, preempt_after: Sequence[float],
     require_extra("skypilot", "--executor skypilot")
     ckpt = spec.checkpoint.dir if spec.checkpoint else None
     if ckpt is not None and not ckpt.startswith(SKY_BUCKETS):
+        from gpuopt.jobs.executors.sky_task import unmountable_checkpoint
+
         where = job.where("checkpoint", "dir")
-        if ckpt.startswith("az://"):
-            raise SubmitRefused(
-                f"{where} checkpoint.dir: SkyPilot mounts an Azure container written as "
-                f"https://<account>.blob.core.windows.net/<container>, not {ckpt!r}")
+        problem = unmountable_checkpoint(ckpt)  # a bucket SkyPilot cannot mount (az://...)
+        if problem is not None:
+            raise SubmitRefused(f"{where} checkpoint.dir {ckpt}: {problem}")
         raise SubmitRefused(
             f"{where} checkpoint.dir: {ckpt!r} is not a bucket; on SkyPilot a path on the "
             f"node is lost when a spot node is preempted, so nothing could resume from it: "

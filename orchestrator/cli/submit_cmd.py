@@ -70,13 +70,6 @@ def submit(
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
         raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
-    if kind == "skypilot" and spec.checkpoint is not None:
-        from gpuopt.jobs.executors.sky_task import unmountable_checkpoint
-
-        problem = unmountable_checkpoint(spec.checkpoint.dir)
-        if problem is not None:
-            raise UserError(f"{job_file}: checkpoint.dir {spec.checkpoint.dir}: {problem}",
-                            exit_code=2)
     drill = _pre_store_checks(job_file, spec, kind, preempt_after)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
