@@ -106,7 +106,7 @@ def layer_activation_bytes(
     """
     b = compute_bytes(precision)
     tok = seq * batch
-    h, i = arch.hidden_size, arch.intermediate_size * arch.experts_per_token
+    h, i = arch.hidden_size, arch.active_mlp_width
     lt = lora_targets(arch, targets) if method != "full" else ()
 
     def saves(m: str) -> bool:
