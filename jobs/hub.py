@@ -60,10 +60,19 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
                        "Hugging Face Hub needs huggingface_hub (pip install huggingface_hub); "
                        f"{_alternative(repo_id)}") from None
     endpoint = os.environ.get("HF_ENDPOINT") or None
-    try:
-        path = huggingface_hub.hf_hub_download(
+
+    def download(cached_only: bool) -> str:
+        return str(huggingface_hub.hf_hub_download(
             repo_id, CONFIG_FILE, revision=revision, endpoint=endpoint,
-            etag_timeout=TIMEOUT_S, library_name="gpuopt")
+            etag_timeout=TIMEOUT_S, library_name="gpuopt", local_files_only=cached_only))
+
+    def unreachable(why: str) -> HubError:
+        return HubError(f"cannot reach the Hugging Face Hub to read {repo_id}'s config.json"
+                        f" ({why[:160]}), and it is not cached; connect, "
+                        f"{_alternative(repo_id)}")
+
+    try:
+        path = download(cached_only=False)
     except GatedRepoError:
         raise HubError(f"{repo_id} is a gated model: accept its license on "
                        f"https://huggingface.co/{repo_id} and set HF_TOKEN to a token of "
@@ -74,20 +83,23 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
         raise HubError(f"{repo_id}: no such model on the Hugging Face Hub (or it is private: "
                        f"set HF_TOKEN), {_alternative(repo_id)}") from None
     except LocalEntryNotFoundError:
-        # Raised when the Hub cannot be reached (or HF_HUB_OFFLINE=1) and the file is not
-        # in the cache either; a subclass of EntryNotFoundError, so caught first.
-        raise HubError(f"cannot reach the Hugging Face Hub to read {repo_id}'s config.json "
-                       f"(offline, and not cached); connect, {_alternative(repo_id)}") \
-            from None
+        # The Hub could not be reached (or HF_HUB_OFFLINE=1) and the file is not cached;
+        # a subclass of EntryNotFoundError, so caught before it.
+        raise unreachable("offline") from None
     except EntryNotFoundError:
         raise HubError(f"{repo_id} has no config.json on the Hub (a GGUF-only or non-"
                        f"transformers repo?); give the base model's id, "
                        f"{_alternative(repo_id)}") from None
     except HFValidationError as exc:
         raise HubError(f"{repo_id!r} is not a Hub model id: {exc}") from None
-    except OSError as exc:  # HTTP errors (5xx, 429), a cache that cannot be written
-        raise HubError(f"reading {repo_id}'s config.json from the Hugging Face Hub failed: "
-                       f"{str(exc).splitlines()[0][:200]}; {_alternative(repo_id)}") from None
+    except Exception as exc:  # connection and HTTP errors, and library quirks
+        # (huggingface_hub 1.x can raise RuntimeError "client has been closed" when it
+        # retries after a refused connection): whatever it was, the cache may still have it.
+        try:
+            path = download(cached_only=True)
+        except Exception:  # not cached either
+            raise unreachable(str(exc).splitlines()[0] if str(exc) else
+                              type(exc).__name__) from None
     from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
     from gpuopt.jobs.hfconfig import MAX_CONFIG_BYTES
 
