@@ -129,3 +129,16 @@ def test_estimate_a_hub_model_not_in_the_table(tmp_path: Path) -> None:
     err = " ".join(empty.stderr.split())
     assert "job.yaml:2 model.name" in err and "Qwen/Qwen3-14B" in err
     assert "config: path/to/config.json" in err
+
+
+def test_estimate_refuses_a_config_json_of_an_unknown_family(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(
+        (REPO / "tests" / "hub_configs" / "state-spaces--mamba-2.8b-hf.json").read_text())
+    job = tmp_path / "job.yaml"
+    job.write_text("model:\n  config: config.json\nworkload:\n  type: inference\n"
+                   "  prompt_tokens: 10\n  output_tokens: 10\n")
+    res = _run("estimate", str(job))
+    assert res.returncode == 2
+    err = " ".join(res.stderr.split())
+    assert "job.yaml:2 model.config" in err and "model_type 'mamba' is not one gpuopt reads" \
+        in err
