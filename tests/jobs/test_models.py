@@ -227,3 +227,19 @@ def test_instruct_ids_resolve_to_the_base_architecture() -> None:
         "mistral-nemo-12b"]
     assert find_architecture("deepseek-ai/DeepSeek-V2-Lite-Chat") is ARCHITECTURES[
         "deepseek-v2-lite"]
+
+
+def test_lora_on_moe_mlps_counts_routed_shared_and_dense_layers() -> None:
+    from gpuopt.jobs.estimate.memory.training import lora_params
+
+    d = ARCHITECTURES["deepseek-v2-lite"]
+    r = 8
+    # up_proj: 26 MoE layers x (64 experts x r(2048 + 1408) + shared r(2048 + 2816))
+    # + 1 dense layer x r(2048 + 10944)
+    expected = 26 * (64 * r * (2048 + 1408) + r * (2048 + 2816)) + 1 * r * (2048 + 10944)
+    assert lora_params(d, ("up_proj",), r) == expected
+    # Mixtral (no shared expert, no dense layer): 32 layers x 8 experts x r(4096 + 14336)
+    mix = ARCHITECTURES["mixtral-8x7b"]
+    assert lora_params(mix, ("down_proj",), r) == 32 * 8 * r * (4096 + 14336)
+    # attention: once per layer on its shape (q_proj 2048 x 3072)
+    assert lora_params(d, ("q_proj",), r) == 27 * r * (2048 + 16 * 192)
