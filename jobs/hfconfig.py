@@ -34,6 +34,7 @@ Any other ``model_type`` is refused by name: guessing its shapes would misprice 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -98,7 +99,7 @@ def _gpt_bigcode(cfg: dict[str, Any], name: str) -> Architecture:
     multi_query defaults to True, one shared K/V head in c_attn)."""
     base = _gpt2(cfg, name)
     kv = 1 if _bool(cfg, "multi_query", True) else base.heads
-    return _replace(base, kv_heads=kv)
+    return dataclasses.replace(base, kv_heads=kv)
 
 
 def _opt(cfg: dict[str, Any], name: str) -> Architecture:
@@ -329,14 +330,6 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
     raise HfConfigError(
         f"model_type {raw_type[:60]!r} is not one gpuopt reads ({', '.join(MODEL_TYPES)}); "
         "give `params:` (with layers / hidden_size / heads if known) instead")
-
-
-def _replace(arch: Architecture, **changes: Any) -> Architecture:
-    import dataclasses
-
-    fields = {f.name: getattr(arch, f.name) for f in dataclasses.fields(arch) if f.init}
-    fields.update(changes)
-    return Architecture(**fields)
 
 
 def parse_hf_config(text: bytes, where: str, name: str) -> Architecture:

@@ -14,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 # The Hub's repo id grammar (huggingface_hub.utils.validate_repo_id): one namespace, a
 # name of letters, digits, '-', '_', '.'; at most 96 characters.
@@ -112,9 +111,3 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
     commit = file.parent.name if file.parent.parent.name == "snapshots" else None
     return HubConfig(repo_id=repo_id, revision=commit, data=data)
 
-
-def config_dict(hub: HubConfig) -> dict[str, Any]:
-    import json
-
-    value = json.loads(hub.data.decode("utf-8"))
-    return value if isinstance(value, dict) else {}

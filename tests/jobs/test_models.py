@@ -243,3 +243,8 @@ def test_lora_on_moe_mlps_counts_routed_shared_and_dense_layers() -> None:
     assert lora_params(mix, ("down_proj",), r) == 32 * 8 * r * (4096 + 14336)
     # attention: once per layer on its shape (q_proj 2048 x 3072)
     assert lora_params(d, ("q_proj",), r) == 27 * r * (2048 + 16 * 192)
+
+
+def test_every_table_entry_is_found_by_its_hub_id() -> None:
+    for a in ARCHITECTURES.values():
+        assert a.hf_id is not None and find_architecture(a.hf_id) is a, a.name
