@@ -179,8 +179,10 @@ def _mpt(cfg: dict[str, Any], name: str) -> Architecture:
     else:
         kv = heads
     ratio = cfg.get("expansion_ratio", 4)
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or ratio <= 0:
-        raise HfConfigError("config.json expansion_ratio must be a positive number")
+    if (isinstance(ratio, bool) or not isinstance(ratio, int | float)
+            or not 0 < ratio * h <= MAX_DIMENSION):  # also refuses nan and inf
+        raise HfConfigError("config.json expansion_ratio must be a positive number (the "
+                            f"MLP width d_model x expansion_ratio at most {MAX_DIMENSION:,})")
     ffn = cfg.get("ffn_config")
     ffn = ffn if isinstance(ffn, dict) else {}
     inter = _int(ffn, "ffn_hidden_size", default=max(1, int(ratio * h)))

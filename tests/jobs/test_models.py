@@ -248,3 +248,27 @@ def test_lora_on_moe_mlps_counts_routed_shared_and_dense_layers() -> None:
 def test_every_table_entry_is_found_by_its_hub_id() -> None:
     for a in ARCHITECTURES.values():
         assert a.hf_id is not None and find_architecture(a.hf_id) is a, a.name
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_field_of_every_family_takes_every_hostile_value(path: Path) -> None:
+    """A config.json is a file from anywhere: any value in any key is an architecture
+    with finite, positive counts or an HfConfigError, never another exception."""
+    from tests.mutate import HOSTILE_VALUES
+
+    cfg = json.loads(path.read_text())
+    nested = {k: v for k, v in cfg.items() if isinstance(v, dict)}
+    slots = [(k, None) for k in cfg] + [(k, sub) for k, v in nested.items() for sub in v]
+    for key, sub in slots:
+        for bad in HOSTILE_VALUES:
+            doc = json.loads(json.dumps(cfg))
+            if sub is None:
+                doc[key] = bad
+            else:
+                doc[key][sub] = bad
+            try:
+                a = architecture_from_hf_config(doc)
+            except HfConfigError:
+                continue
+            assert 0 < a.params < 10**22 and 0 < a.active_params <= a.params, (key, sub, bad)
+            assert a.kv_cache_width() > 0 and a.linear_params() > 0, (key, sub, bad)
