@@ -272,3 +272,27 @@ def test_every_field_of_every_family_takes_every_hostile_value(path: Path) -> No
                 continue
             assert 0 < a.params < 10**22 and 0 < a.active_params <= a.params, (key, sub, bad)
             assert a.kv_cache_width() > 0 and a.linear_params() > 0, (key, sub, bad)
+
+
+@pytest.mark.parametrize(("model", "names"), [
+    # the module names of each family's transformers / remote-code implementation
+    ("mpt-7b", ["Wqkv", "out_proj", "up_proj", "down_proj"]),
+    ("pythia-6.9b", ["query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"]),
+    ("starcoder2-7b", ["q_proj", "k_proj", "v_proj", "o_proj", "c_fc", "c_proj"]),
+    ("deepseek-v2-lite", ["q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj", "up_proj",
+                          "down_proj", "gate_proj"]),
+    ("gemma-2-9b", ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                    "down_proj"]),
+    ("falcon-40b", ["query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"]),
+])
+def test_lora_targets_by_each_familys_own_module_names(model: str, names: list[str]) -> None:
+    from gpuopt.jobs.modules import block_modules, module_names
+
+    arch = ARCHITECTURES[model]
+    assert module_names(arch) == names
+    per_layer = {m.name: m.shape for m in block_modules(arch)}
+    if not arch.is_moe:  # the (fused) modules cover the blocks' linear weights exactly
+        assert sum(a * b for a, b in per_layer.values()) * arch.layers == arch.linear_params()
+    job = (f"model: {{name: {model}}}\nworkload:\n  type: finetune\n  method: lora\n"
+           f"  lora_targets: [{names[0]}]\n")
+    assert parse_job_spec(job, "job.yaml").workload.lora_targets == (names[0],)
