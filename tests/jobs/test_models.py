@@ -296,3 +296,12 @@ def test_lora_targets_by_each_familys_own_module_names(model: str, names: list[s
     job = (f"model: {{name: {model}}}\nworkload:\n  type: finetune\n  method: lora\n"
            f"  lora_targets: [{names[0]}]\n")
     assert parse_job_spec(job, "job.yaml").workload.lora_targets == (names[0],)
+
+
+def test_the_largest_matrix_of_an_moe_model_may_be_its_dense_mlp() -> None:
+    from gpuopt.jobs.estimate.memory.weights import largest_matrix
+
+    # DeepSeek-V2-Lite: layer 0's dense MLP (2048 x 10944) beats q_proj (2048 x 3072) and
+    # the experts (2048 x 1408)
+    assert largest_matrix(ARCHITECTURES["deepseek-v2-lite"]) == 2048 * 10944
+    assert largest_matrix(ARCHITECTURES["mixtral-8x7b"]) == 4096 * 14336

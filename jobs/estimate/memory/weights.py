@@ -93,7 +93,14 @@ def unquantized_params(arch: Architecture) -> int:
 
 
 def largest_matrix(arch: Architecture) -> int:
-    return max(a * b for a, b in arch.linear_shapes().values())
+    """The largest linear weight of any block: attention, a routed expert, and the dense
+    MLP / shared expert an MoE model also has."""
+    shapes = list(arch.linear_shapes().values())
+    if arch.is_moe and arch.dense_layers:
+        shapes += arch.mlp_shapes(arch.intermediate_size).values()
+    if arch.shared_expert_size:
+        shapes += arch.mlp_shapes(arch.shared_expert_size).values()
+    return max(a * b for a, b in shapes)
 
 
 def dequant_workspace_bytes(arch: Architecture, precision: str, shards: int = 1) -> float:
