@@ -55,9 +55,15 @@ def load_job_spec(path: str | Path, purpose: Purpose | None = None,
 
 
 def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
-                   purpose: Purpose | None = None, now: datetime | None = None) -> JobSpec:
+                   purpose: Purpose | None = None, now: datetime | None = None,
+                   hub_configs: Mapping[str, Any] | None = None) -> JobSpec:
     """Validate YAML text; relative `model.config` paths resolve against ``base_dir``
-    (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec."""
+    (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec.
+
+    A `model.name` that is a Hugging Face Hub id not in the table is read from the Hub
+    (jobs/hub.py), unless ``hub_configs`` holds its config.json already (by id: bytes,
+    text or the parsed mapping; e.g. what a stored job recorded from
+    ``spec.model.hub_source()``)."""
     if base_dir is None:
         base_dir = Path(filename).resolve().parent
     if len(text) > MAX_SPEC_BYTES:
@@ -85,7 +91,10 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
         raise SpecError(f"{filename}:{line} {path}: contains a NUL character (\\0); "
                         "remove it") from None
     try:
-        spec = JobSpec.model_validate(data, context={"base_dir": base_dir})
+        context: dict[str, Any] = {"base_dir": base_dir}
+        if hub_configs:
+            context["hub_configs"] = dict(hub_configs)
+        spec = JobSpec.model_validate(data, context=context)
     except ValidationError as exc:
         found = [_describe(err, doc, filename) for err in exc.errors()[:_MAX_ERRORS]]
         ordered = sorted(dict.fromkeys(found), key=lambda item: item[0])

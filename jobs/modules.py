@@ -22,6 +22,16 @@ NATIVE_NAMES = {
     "gpt2": ("c_attn", "c_proj", "c_fc"),
     "opt": ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2"),
     "phi3": ("qkv_proj", "o_proj", "gate_up_proj", "down_proj"),
+    "neox": ("query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"),
+    "mpt": ("Wqkv", "out_proj", "up_proj", "down_proj"),
+    "starcoder2": ("q_proj", "k_proj", "v_proj", "o_proj", "c_fc", "c_proj"),
+    "deepseek": ("q_proj", "q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj",
+                 "gate_proj", "up_proj", "down_proj"),
+}
+# DeepSeek's MLA projections by the Llama-style parts they compute.
+_MLA_PARTS = {
+    "q_proj": ("q_proj",), "q_a_proj": ("q_proj",), "q_b_proj": ("q_proj",),
+    "kv_a_proj_with_mqa": ("k_proj", "v_proj"), "kv_b_proj": ("k_proj", "v_proj"),
 }
 ALL_NAMES = frozenset(n for names in NATIVE_NAMES.values() for n in names) | {"all-linear"}
 
@@ -37,9 +47,9 @@ class Module:
 
 def block_modules(arch: Architecture) -> tuple[Module, ...]:
     s = arch.linear_shapes()
-    h, i = arch.hidden_size, arch.intermediate_size
+    h, i = arch.hidden_size, arch.expert_size
     qkv = (h, arch.q_dim + 2 * arch.kv_dim)
-    if arch.family == "falcon":
+    if arch.family in ("falcon", "neox"):
         return (Module("query_key_value", ("q_proj", "k_proj", "v_proj"), qkv),
                 Module("dense", ("o_proj",), s["o_proj"]),
                 Module("dense_h_to_4h", ("up_proj",), s["up_proj"]),
@@ -61,6 +71,17 @@ def block_modules(arch: Architecture) -> tuple[Module, ...]:
                 Module("o_proj", ("o_proj",), s["o_proj"]),
                 Module("gate_up_proj", ("gate_proj", "up_proj"), (h, 2 * i)),
                 Module("down_proj", ("down_proj",), s["down_proj"]))
+    if arch.family == "mpt":
+        return (Module("Wqkv", ("q_proj", "k_proj", "v_proj"), qkv),
+                Module("out_proj", ("o_proj",), s["o_proj"]),
+                Module("up_proj", ("up_proj",), s["up_proj"]),
+                Module("down_proj", ("down_proj",), s["down_proj"]))
+    if arch.family == "starcoder2":
+        return (*(Module(n, (n,), s[n]) for n in ("q_proj", "k_proj", "v_proj", "o_proj")),
+                Module("c_fc", ("up_proj",), s["up_proj"]),
+                Module("c_proj", ("down_proj",), s["down_proj"]))
+    if arch.is_mla:
+        return tuple(Module(n, _MLA_PARTS.get(n, (n,)), shape) for n, shape in s.items())
     return tuple(Module(n, (n,), s[n]) for n in LLAMA_NAMES if n in s)
 
 

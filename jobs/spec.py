@@ -36,15 +36,26 @@ from gpuopt.jobs.architectures import (
     architecture_from_params,
     find_architecture,
 )
+from gpuopt.jobs.hub import HubConfig
+from gpuopt.jobs.precision import GGUF_TYPES, GROUPED, QUANTIZED, TRAINABLE_BASES
+from gpuopt.jobs.precision import compute_precision as _compute_precision
 from gpuopt.jobs.units import parse_count
 from gpuopt.providers.clouds import cloud_names, unknown_cloud_message
 from gpuopt.providers.hardware import GPUS, canonical_gpu
 
-Precision = Literal["fp32", "bf16", "fp16", "int8", "int4", "nf4"]
-QUANTIZED: frozenset[str] = frozenset({"int8", "int4", "nf4"})
+# Weight precisions: 32/16-bit; fp8 (e4m3 checkpoints: weights, and compute on GPUs with
+# fp8 tensor cores); weight-only int8/int4/nf4 (bitsandbytes), gptq (2/3/4/8 `bits`) and
+# awq (4-bit), both with `group_size`; the GGUF types of llama.cpp (written as llama.cpp
+# names them, Q4_K_M, or in lower case). Sources: jobs/estimate/memory/constants.py.
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq",
+                    "q4_k_m", "q5_k_m", "q6_k", "q8_0", "iq4_xs"]
 Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor"]
 KvDtype = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Framework = Literal["hf", "torchtune", "litgpt", "llm-foundry", "megatron", "deepspeed"]
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
 
 
 def _count(value: object) -> int:
@@ -116,20 +127,31 @@ class ModelSpec(_Strict):
 
     _arch: Architecture | None = PrivateAttr(default=None)
 
+    _hub: HubConfig | None = PrivateAttr(default=None)
+
     @field_validator("name")
     @classmethod
-    def _known_name(cls, value: str | None) -> str | None:
+    def _known_name(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
         arch = find_architecture(value)
-        if arch is None:
-            close = difflib.get_close_matches(value.lower(), list(ARCHITECTURES), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
-                f"unknown model {value!r}{hint}; choose one of {', '.join(ARCHITECTURES)}, "
-                "or give `config:` (a Hugging Face config.json) or `params:`"
-            )
-        return arch.name
+        if arch is not None:
+            return arch.name
+        from gpuopt.jobs.hub import looks_like_hub_id
+
+        if looks_like_hub_id(value):
+            # Read it here, so that a failure points at `name:`; kept in the context
+            # for _one_source (without a context, _one_source reads it).
+            if isinstance(info.context, dict):
+                _hub_model(value.strip(), info.context)
+            return value.strip()
+        close = difflib.get_close_matches(value.lower(), list(ARCHITECTURES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"unknown model {value!r}{hint}; choose one of {', '.join(ARCHITECTURES)}, "
+            "or a Hugging Face Hub id (org/name, read from the Hub), or give `config:` (a "
+            "Hugging Face config.json) or `params:`"
+        )
 
     @field_validator("config", mode="before")
     @classmethod
@@ -155,7 +177,7 @@ class ModelSpec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_source(self) -> ModelSpec:
+    def _one_source(self, info: ValidationInfo) -> ModelSpec:
         sources = [k for k in ("name", "config", "params") if getattr(self, k) is not None]
         if not sources:
             raise ValueError("give one of `name` (a built-in model), `config` or `params`")
@@ -168,8 +190,10 @@ class ModelSpec(_Strict):
         if self.mlp is not None and self.params is None:
             raise ValueError("mlp only goes with `params` (a named or config.json model "
                              "has its own)")
-        if self.name is not None:
+        if self.name is not None and self.name in ARCHITECTURES:
             self._arch = ARCHITECTURES[self.name]
+        elif self.name is not None:
+            self._arch, self._hub = _hub_model(self.name, info.context)
         elif self.config is not None:
             from gpuopt.jobs.hfconfig import HfConfigError, load_hf_config
 
@@ -193,6 +217,57 @@ class ModelSpec(_Strict):
         assert self._arch is not None  # set by the validator
         return self._arch
 
+    def hub_source(self) -> HubConfig | None:
+        """The config.json read from the Hugging Face Hub for a `name:` not in the table
+        (id, commit, bytes): what a stored job needs to be re-read without the Hub
+        (parse_job_spec's ``hub_configs``)."""
+        return self._hub
+
+
+def _hub_model(repo_id: str, context: object) -> tuple[Architecture, HubConfig | None]:
+    """The architecture of a Hub model: from ``context["hub_configs"][repo_id]`` (a
+    config.json resolved before, as bytes or a mapping), from this validation's earlier
+    read, or read from the Hub now (jobs/hub.py)."""
+    import json
+
+    from gpuopt.jobs.hfconfig import HfConfigError, architecture_from_hf_config, parse_hf_config
+    from gpuopt.jobs.hub import HubConfig, HubError, fetch_hub_config
+
+    ctx = context if isinstance(context, dict) else {}
+    done = ctx.get("_hub_read", {})
+    if repo_id in done:
+        return done[repo_id]
+    where = f"{repo_id}'s config.json"
+    stored = (ctx.get("hub_configs") or {}).get(repo_id)
+    try:
+        if isinstance(stored, dict):
+            hub = HubConfig(repo_id, None, json.dumps(stored).encode())
+            arch = architecture_from_hf_config(dict(stored), repo_id)
+        elif isinstance(stored, bytes | str):
+            data = stored.encode() if isinstance(stored, str) else stored
+            hub = HubConfig(repo_id, None, data)
+            arch = parse_hf_config(data, where, repo_id)
+        elif ctx.get("hub") is False:
+            raise ValueError(f"{repo_id} is not in the built-in table, and this check does "
+                             "not read the Hugging Face Hub; give `config:` (its config.json)")
+        else:
+            hub = fetch_hub_config(repo_id)
+            arch = parse_hf_config(hub.data, where + " (Hugging Face Hub)", repo_id)
+    except HubError as exc:
+        raise ValueError(str(exc)) from None
+    except HfConfigError as exc:
+        raise ValueError(f"{repo_id}: {exc}") from None
+    arch = _with_hf_id(arch, repo_id)
+    if isinstance(context, dict):
+        context.setdefault("_hub_read", {})[repo_id] = (arch, hub)
+    return arch, hub
+
+
+def _with_hf_id(arch: Architecture, repo_id: str) -> Architecture:
+    import dataclasses
+
+    return dataclasses.replace(arch, hf_id=repo_id)
+
 
 class WorkloadSpec(_Strict):
     type: Literal["finetune", "inference"]
@@ -208,7 +283,12 @@ class WorkloadSpec(_Strict):
     epochs: float | None = Field(default=None, gt=0, le=10_000)
     dataset_tokens: Count | None = None
     # Both
-    precision: Precision | None = None  # None: nf4 for qlora, bf16 otherwise
+    precision: Annotated[Precision, BeforeValidator(_lower)] | None = None  # None: nf4
+    # for qlora, bf16 otherwise
+    # gptq: bits per weight code (AutoGPTQ's `bits`; awq is always 4); gptq / awq: input
+    # weights per scale + zero point (`group_size`, default 128; -1: one per channel).
+    bits: Literal[2, 3, 4, 8] | None = None
+    group_size: int | None = Field(default=None, ge=-1, le=1_048_576)
     # NF4 double quantization (QLoRA's quantized block constants; bitsandbytes
     # bnb_4bit_use_double_quant, default False there and here).
     double_quant: bool = False
@@ -285,6 +365,30 @@ class WorkloadSpec(_Strict):
         if self.tokens is not None and self.epochs is not None:
             raise ValueError("give tokens, or epochs x dataset_tokens, not both")
         return self
+
+    @model_validator(mode="after")
+    def _quant_options(self) -> WorkloadSpec:
+        p = self.precision
+        if self.bits is not None and p != "gptq":
+            raise ValueError("bits goes with precision: gptq (awq is 4-bit; the others "
+                             "have a fixed width)")
+        if self.group_size is not None:
+            if p not in GROUPED:
+                raise ValueError("group_size goes with precision: gptq or awq")
+            if self.group_size == 0 or self.group_size < -1:
+                raise ValueError("group_size must be a positive number of weights, or -1 "
+                                 "(one group per channel)")
+        if self.type == "finetune" and p in QUANTIZED - TRAINABLE_BASES:
+            kind = "GGUF (llama.cpp)" if p in GGUF_TYPES else "fp8"
+            raise ValueError(f"precision {p}: {kind} weights are for inference; fine-tune "
+                             "from bf16 weights, or use nf4 / int4 (qlora) or gptq / awq "
+                             "(lora)")
+        return self
+
+    @property
+    def compute_precision(self) -> str:
+        """The precision the matmuls run at (see memory/weights.compute_precision)."""
+        return _compute_precision(self.weight_precision)
 
     @property
     def weight_precision(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,13 @@ settings.register_profile("deterministic", derandomize=True, database=None,
                           print_blob=True)
 settings.register_profile("explore", derandomize=False, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
+# No test reaches the real Hugging Face Hub: a Hub id in a job (model.name: org/model)
+# that is not in the table reads the huggingface_hub cache only, here in a throwaway
+# directory. Set before huggingface_hub is imported (it reads both at import); the tests
+# of the Hub path run against a local stand-in (tests/hubstub.py) and undo this.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HOME"] = os.path.join(tempfile.gettempdir(), "gpuopt-tests-no-hf-cache")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

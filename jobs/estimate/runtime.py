@@ -28,7 +28,7 @@ from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
 from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
 from gpuopt.jobs.estimate.memory.training import lora_params
-from gpuopt.jobs.estimate.memory.weights import compute_bytes
+from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes
 from gpuopt.jobs.estimate.utilisation import training_mfu
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
@@ -55,6 +55,7 @@ DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
 # Tensor-parallel all-reduces per layer cost about this much per extra GPU in decode
 # (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
 TP_EFFICIENCY_PER_DOUBLING = 0.9
+DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,7 @@ def scaling_efficiency(
     compute_s = (
         training_flops_per_token(arch, workload)
         * tokens_per_step
-        / (gpu.tflops_for(workload.weight_precision) * 1e12 * mfu * gpus)
+        / (gpu.tflops_for(workload.compute_precision) * 1e12 * mfu * gpus)
     )
     comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus, trainable) / (
         gpu.link_gbps * 1e9 * LINK_EFFICIENCY
@@ -141,7 +142,7 @@ def training_runtime(
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
     mfu = training_mfu(arch, workload, gpu)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable)
-    flops_per_s = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * mfu * scaling
+    flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
     tps = flops_per_s / training_flops_per_token(arch, workload)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
                            scaling=scaling, layout=layout)
@@ -174,10 +175,12 @@ def inference_runtime(
     batch = max(1, min(requests, memory.max_batch))
     prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
-    peak = gpu.tflops_for(workload.weight_precision) * 1e12 * gpus * tp_eff
+    peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * tp_eff
     prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
 
-    quantized = workload.weight_precision in ("int8", "int4", "nf4")
+    # Decode reads every weight once per step: the stored (quantized) bytes, at the
+    # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
+    quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
     mean_context = prompt + output / 2

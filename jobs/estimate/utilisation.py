@@ -95,5 +95,5 @@ def training_mfu(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec) -> fl
     if not workload.flash_attention:
         mfu *= NO_FLASH_FACTOR
     mfu *= FRAMEWORK_FACTOR[workload.framework]
-    mfu *= gpu_factor(gpu, workload.weight_precision)
+    mfu *= gpu_factor(gpu, workload.compute_precision)
     return min(mfu, MFU_MAX)

@@ -80,3 +80,65 @@ def test_missing_file_and_bad_gpu(tmp_path: Path) -> None:
     assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--gpu", "B300")
     assert res.returncode == 2 and "unknown GPU" in res.stderr and "Traceback" not in res.stderr
+
+
+def _hub_env(home: Path, endpoint: str, **extra: str) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGING_FACE_"))}
+    env.update(HF_HOME=str(home), HF_ENDPOINT=endpoint, HF_HUB_DISABLE_TELEMETRY="1",
+               **extra)
+    return env
+
+
+def test_estimate_a_hub_model_not_in_the_table(tmp_path: Path) -> None:
+    """`model: {name: Qwen/Qwen3-14B}` is read from a stand-in Hub (HF_ENDPOINT), then
+    from huggingface_hub's cache when offline; without a cache, a clear error, exit 2."""
+    pytest.importorskip("huggingface_hub")
+    from tests.hubstub import standin_hub
+
+    job = tmp_path / "job.yaml"
+    job.write_text("model:\n  name: Qwen/Qwen3-14B\nworkload:\n  type: inference\n"
+                   "  prompt_tokens: 1000\n  output_tokens: 200\n  requests: 100\n")
+    home = tmp_path / "hf"
+    with standin_hub() as hub:
+        res = subprocess.run([*gpuopt_command(), "estimate", str(job), "--json"],
+                             capture_output=True, text=True, timeout=120, cwd=REPO,
+                             env=_hub_env(home, hub.url))
+        assert res.returncode == 0, res.stderr
+        assert any(p.endswith("/Qwen/Qwen3-14B/resolve/main/config.json")
+                   for _, p, _ in hub.requests)
+    doc = json.loads(res.stdout)
+    # Qwen3-14B: 14.77e9 bf16 parameters = 27.5 GiB of weights on one GPU
+    assert doc["breakdown"]["weights"] == pytest.approx(14_768_307_200 * 2 / 1024**3,
+                                                        abs=0.01)
+    assert doc["fits"] and all(f["est_hours"] > 0 for f in doc["fits"])
+
+    offline = subprocess.run([*gpuopt_command(), "estimate", str(job), "--json"],
+                             capture_output=True, text=True, timeout=120, cwd=REPO,
+                             env=_hub_env(home, "http://127.0.0.1:9", HF_HUB_OFFLINE="1"))
+    assert offline.returncode == 0, offline.stderr
+    assert json.loads(offline.stdout) == doc
+
+    empty = subprocess.run([*gpuopt_command(), "estimate", str(job)], capture_output=True,
+                           text=True, timeout=120, cwd=REPO,
+                           env=_hub_env(tmp_path / "empty", "http://127.0.0.1:9",
+                                        HF_HUB_OFFLINE="1", COLUMNS="200"))
+    assert empty.returncode == 2
+    err = " ".join(empty.stderr.split())
+    assert "job.yaml:2 model.name" in err and "Qwen/Qwen3-14B" in err
+    assert "config: path/to/config.json" in err
+
+
+def test_estimate_refuses_a_config_json_of_an_unknown_family(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(
+        (REPO / "tests" / "hub_configs" / "state-spaces--mamba-2.8b-hf.json").read_text())
+    job = tmp_path / "job.yaml"
+    job.write_text("model:\n  config: config.json\nworkload:\n  type: inference\n"
+                   "  prompt_tokens: 10\n  output_tokens: 10\n")
+    res = _run("estimate", str(job))
+    assert res.returncode == 2
+    err = " ".join(res.stderr.split())
+    assert "job.yaml:2 model.config" in err and "model_type 'mamba' is not one gpuopt reads" \
+        in err

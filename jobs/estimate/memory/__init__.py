@@ -35,7 +35,8 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
     precision = workload.weight_precision
-    w = weights.weight_bytes(arch, precision, workload.double_quant)
+    w = weights.weight_bytes(arch, precision, workload.double_quant, workload.bits,
+                             workload.group_size)
     parts: dict[str, float] = {}
     if workload.type == "inference":
         tp = gpus

@@ -11,13 +11,47 @@ GIB = 1024**3
 #  nf4: 4-bit codes + one fp32 absmax per 64-weight block = 4 + 32/64 = 4.5 bits;
 #  with double quantization the absmax are 8-bit with one fp32 constant per 256 of them:
 #  4 + 8/64 + 32/(64*256) = 4.127 bits (Dettmers et al. 2023, QLoRA, section 3).
-#  int4 (GPTQ/AWQ): 4-bit codes + fp16 scale and zero per group of 128 = 4 + 32/128 = 4.25.
+#  int4 (generic 4-bit): 4-bit codes + fp16 scale and fp16 zero per group of 128 =
+#  4 + 32/128 = 4.25 (gptq / awq with their real packing: see quant_group_bits).
 #  int8 (LLM.int8, Dettmers et al. 2022): 1 byte + one fp32 scale per output row (added
 #  separately, see int8_row_scale_bytes).
+#  fp8 (e4m3, vLLM / TensorRT-LLM / FBGEMM checkpoints): 1 byte; the per-tensor (or
+#  per-channel) scales are negligible.
 WEIGHT_BITS: Mapping[str, float] = MappingProxyType(
-    {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "int8": 8.0, "int4": 4.25, "nf4": 4.5}
+    {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.25,
+     "nf4": 4.5}
 )
 NF4_DOUBLE_QUANT_BITS = 4 + 8 / 64 + 32 / (64 * 256)
+
+# GGUF (llama.cpp) types: bits per weight of the whole model file (every tensor,
+# embeddings and output included, each k-quant mix as llama.cpp assigns it), as
+# llama.cpp's quantization table publishes them (tools/quantize/README.md, "Llama 2 7B"
+# column: Q4_K_M 4.84, Q5_K_M 5.68, Q6_K 6.56). Q8_0 and IQ4_XS are single-type formats:
+# block_q8_0 is 32 int8 + one fp16 scale = 34 bytes / 32 weights = 8.5 bpw
+# (ggml-common.h); IQ4_XS is "4.25 bpw non-linear quantization" (llama-quantize's table
+# of types, tools/quantize/quantize.cpp).
+GGUF_BITS: Mapping[str, float] = MappingProxyType(
+    {"q4_k_m": 4.84, "q5_k_m": 5.68, "q6_k": 6.56, "q8_0": 8.5, "iq4_xs": 4.25}
+)
+
+# GPTQ and AWQ store `bits`-bit codes packed in int32 plus, per group of `group_size`
+# input weights of each output column, an fp16 scale and a `bits`-bit zero point packed
+# in int32 (AutoGPTQ / transformers QuantLinear: qweight, qzeros, scales; AutoAWQ
+# WQLinear_GEMM the same): bits + (16 + bits) / group_size bits per weight. GPTQ's g_idx
+# (one int32 per input row, i.e. 32 / out_features bits per weight) is left out.
+# group_size -1 (GPTQ's "per channel") is one group over the whole input dimension.
+QUANT_SCALE_BITS = 16
+DEFAULT_GROUP_SIZE = 128
+DEFAULT_GPTQ_BITS = 4
+AWQ_BITS = 4  # AutoAWQ's GEMM/GEMV kernels are 4-bit only (w_bit 4)
+
+
+def quant_group_bits(bits: int, group_size: int, in_features: int) -> float:
+    """Bits per weight of a GPTQ/AWQ linear layer (see above)."""
+    group = in_features if group_size <= 0 else min(group_size, in_features)
+    return bits + (QUANT_SCALE_BITS + bits) / group
+
+
 INT8_ROW_SCALE_BYTES = 4  # bitsandbytes Int8Params.SCB: fp32 per output row
 
 # Bytes of optimizer state per trainable parameter.

@@ -17,13 +17,13 @@ KV_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 
 def kv_cache_bytes(arch: Architecture, tokens: int, sequences: int, kv_dtype_bytes: float,
                    tp: int = 1) -> float:
-    """2 (K and V) x layers x kv_heads x head_dim x bytes x tokens x sequences.
+    """layers x (per-token width: 2 (K and V) x kv_heads x head_dim, or MLA's latent
+    kv_lora_rank + qk_rope_head_dim) x bytes x tokens x sequences.
 
     Tensor parallelism splits the KV heads; with fewer KV heads than GPUs (MQA) each
-    GPU keeps a replica of its head.
+    GPU keeps a replica of its head; MLA's latent is replicated (Architecture.kv_cache_width).
     """
-    heads_per_gpu = max(1, -(-arch.kv_heads // tp))
-    return 2 * arch.layers * heads_per_gpu * arch.dim_head * kv_dtype_bytes * tokens * sequences
+    return arch.layers * arch.kv_cache_width(tp) * kv_dtype_bytes * tokens * sequences
 
 
 def step_working_bytes(arch: Architecture, prompt: int, sequences: int, step_tokens: int,
@@ -41,7 +41,7 @@ def step_working_bytes(arch: Architecture, prompt: int, sequences: int, step_tok
     b = compute_bytes(precision)
     tok = min(prompt * sequences, step_tokens)
     sequences = max(1, min(sequences, tok // prompt))
-    h, i = arch.hidden_size, arch.intermediate_size * arch.experts_per_token
+    h, i = arch.hidden_size, arch.active_mlp_width
     attn = b * (arch.q_dim + 2 * arch.kv_dim + arch.q_dim) / tp
     mlp = (3 if arch.gated_mlp else 2) * b * i / tp
     per_token = 2 * b * h + NORM_SAVED_BYTES * h + max(attn, mlp)

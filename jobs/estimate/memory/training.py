@@ -23,12 +23,21 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> tuple[str, ...
 
 def lora_params(arch: Architecture, targets: tuple[str, ...], rank: int) -> int:
     """A (in x r) and B (r x out) per targeted module on its real (fused) shape, per
-    expert for MoE MLPs, per layer."""
-    per_layer = sum(
-        rank * (m.shape[0] + m.shape[1]) * arch.expert_count(m.parts[0])
-        for m in resolve_targets(arch, targets)
-    )
-    return per_layer * arch.layers
+    layer; an MoE model's MLP modules: per routed expert and on the shared expert in its
+    MoE layers (PEFT matches them by the same names), on the dense MLP in its dense
+    layers. An MLP module is hidden <-> width either way: r x (hidden + width)."""
+    total = 0
+    h = arch.hidden_size
+    for m in resolve_targets(arch, targets):
+        if arch.is_moe and arch.expert_count(m.parts[0]) > 1:
+            moe = arch.num_experts * rank * (h + arch.expert_size)
+            if arch.shared_expert_size:
+                moe += rank * (h + arch.shared_expert_size)
+            total += arch.moe_layers * moe
+            total += arch.dense_layers * rank * (h + arch.intermediate_size)
+        else:
+            total += arch.layers * rank * (m.shape[0] + m.shape[1])
+    return total
 
 
 def adafactor_state_bytes(arch: Architecture) -> float:
@@ -106,7 +115,7 @@ def layer_activation_bytes(
     """
     b = compute_bytes(precision)
     tok = seq * batch
-    h, i = arch.hidden_size, arch.intermediate_size * arch.experts_per_token
+    h, i = arch.hidden_size, arch.active_mlp_width
     lt = lora_targets(arch, targets) if method != "full" else ()
 
     def saves(m: str) -> bool:
