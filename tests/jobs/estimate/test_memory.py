@@ -127,3 +127,25 @@ def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
         peft = estimate_memory(arch, _w(**common, framework="hf"))
         litgpt = estimate_memory(arch, _w(**common, framework="litgpt"))
         assert peft.components["weights"] - litgpt.components["weights"] == extra
+
+
+def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
+    # Hand count, Llama-2-7B (h 4096, i 11008, 32 layers), 512 tokens, no checkpointing:
+    # PEFT's fp32 norms make each of q, k, v and gate, up keep its own 16-bit cast of the
+    # norm output (+2 copies + 1 copy of 2h bytes) and the 4-bit MLP projections return
+    # fp32 (gate out, up out, silu out: 3 x (4 - 2) x i more bytes), per token and layer.
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    peft = estimate_memory(L7, _w(**common, framework="hf")).components["activations"]
+    litgpt = estimate_memory(L7, _w(**common, framework="litgpt")).components["activations"]
+    per_token_layer = 3 * 2 * h + 3 * 2 * i
+    assert peft - litgpt == (layers + 1) * tokens * per_token_layer  # + the block in backward
+    # with checkpointing only the block inputs stay: the fp32 residual stream, 4 bytes
+    gc = {**common, "gradient_checkpointing": True}
+    peft = estimate_memory(L7, _w(**gc, framework="hf")).components["activations"]
+    litgpt = estimate_memory(L7, _w(**gc, framework="litgpt")).components["activations"]
+    assert peft - litgpt == layers * tokens * h * 2 + tokens * per_token_layer
+    # 16-bit LoRA is not affected
+    lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
+    assert (estimate_memory(L7, _w(**lora, framework="hf")).components["activations"]
+            == estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"])
