@@ -22,13 +22,24 @@ TYPICAL_INFERENCE = {"type": "inference", "prompt_tokens": 1024, "output_tokens"
 
 
 def test_inference_is_about_weights_times_1_5() -> None:
-    # the field's "inference ~ weights x 1.2-1.5" for a typical batch of chats; with the
-    # engine's token budget per step (2048) the working set is small, GQA models at 1.2
+    # The field's "inference ~ weights x 1.2-1.5" for a typical batch of chats (4 x 1,536
+    # tokens) was stated for multi-head attention models, and holds for them. A GQA model
+    # keeps kv_heads / heads of their KV cache (Mistral-7B, Llama-3-8B: 8 of 32 heads), so
+    # at the same batch its KV cache is ~6% of the weights instead of ~24%, and with the
+    # engine's 2,048-token step (~4%), the allocator's 5% and the CUDA context (~4%) its
+    # ratio comes to ~1.2 from either side (Mistral-7B: 1.199): the GQA bound is 1.15, by
+    # that arithmetic, not to make a row pass.
+    ratios = {}
     for name in ("llama-2-7b", "llama-2-13b", "llama-3-8b", "mistral-7b"):
         arch = ARCHITECTURES[name]
         est = estimate_memory(arch, _w(**TYPICAL_INFERENCE))
-        ratio = est.total_bytes / weight_bytes(arch, "bf16")
-        assert 1.15 <= ratio <= 1.6, (name, ratio)
+        ratios[name] = est.total_bytes / weight_bytes(arch, "bf16")
+        gqa = arch.kv_heads < arch.heads
+        assert (1.15 if gqa else 1.2) <= ratios[name] <= 1.6, (name, ratios[name])
+    # the KV cache is what separates them: a quarter of the heads, a quarter of the cache
+    l2, m7 = ARCHITECTURES["llama-2-7b"], ARCHITECTURES["mistral-7b"]
+    assert kv_cache_bytes(m7, 1, 1, 2) * 4 == kv_cache_bytes(l2, 1, 1, 2)
+    assert ratios["mistral-7b"] < ratios["llama-2-7b"]
 
 
 def test_full_finetune_is_4_to_8x_inference() -> None:
