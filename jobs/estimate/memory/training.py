@@ -89,7 +89,11 @@ def peft_fp32_stream(precision: str, framework: str) -> bool:
     fp32 weight x 16-bit -> fp32) are fp32; transformers' flash-attention path warns of
     exactly this ("input hidden states seems to be silently casted in float32 ...
     upcasted embedding or layer norm layers in float32"). litgpt and torchtune keep
-    them 16-bit. Only bitsandbytes 4-bit weights (nf4) are modelled this way."""
+    them 16-bit. Only bitsandbytes 4-bit weights (nf4) are modelled this way.
+    The size of the effect is reported, not fitted: bitsandbytes issue 1569 (Ministral-8B
+    QLoRA, seq 4096, batch 1: 63 GB without prepare_model_for_kbit_training, 81 GB with
+    it, far more than the +1 GB of fp32 weights), TRL PR 4335 (Qwen3-14B: 19.1 vs 14.2
+    GB reserved with a narrower upcast)."""
     from gpuopt.jobs.estimate.memory import PEFT_FRAMEWORKS
 
     return precision == "nf4" and framework in PEFT_FRAMEWORKS
