@@ -180,11 +180,13 @@ def _search_model(
     for count in sold:
         best = best_layout(arch, workload, gpu, count, estimates)
         if best is None:
-            largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
-            found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
             continue
         _, fit, rt = best
         found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction))
+    if sold and not found.configs:  # the reason names the largest sold count's need
+        count = sold[-1]
+        largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
+        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
     return found
 
 
