@@ -241,7 +241,8 @@ def _sold_counts(index: OfferIndex, gpu: str, max_gpus: int, markets: tuple[Mark
 
 # What the walk keeps of a placement: offer, configuration, expected hours, expected
 # cost, expected preemptions, hazard source.
-_Found = tuple[Offer, _Config, float, Decimal, float, str]
+# The cost is None until it is needed (see the walk).
+_Found = tuple[Offer, _Config, float, Decimal | None, float, str]
 
 
 class _Frontier:
@@ -370,20 +371,26 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
                 if expected < list_hours:
                     list_hours = expected
-                cheaper = cost_f < best_cost.get(gpu_name, inf)
+                model_best = best_cost.get(gpu_name, inf)
+                cheaper = cost_f < model_best
                 if not (enters or on_frontier or cheaper):
                     continue  # this offer cannot change the plan: skip the exact costing
-                cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
-                    MICRO_USD, rounding=ROUND_HALF_EVEN
-                )
-                if budget is not None and cost > budget:
-                    continue
+                # The exact (Decimal) cost decides the frontier, the model's best and the
+                # budget; an offer that only enters the top N for now is costed exactly
+                # when it is still there at the end (most are pushed out before), unless
+                # its float cost is within rounding of the budget or the model's best.
+                cost: Decimal | None = None
+                if on_frontier or cost_f <= model_best * (1 + 1e-9) + 1e-6 or (
+                        budget_f is not None and cost_f >= budget_f * (1 - 1e-9) - 1e-6):
+                    cost = _exact_cost(offer, expected)
+                    if budget is not None and cost > budget:
+                        continue
                 kept: _Found = (offer, cfg, expected, cost, n_pre, source)
                 known = best_of_gpu.get(gpu_name)
-                if known is None or cost < known[3]:
+                if cost is not None and (known is None or cost < _cost_of(known)):
                     best_of_gpu[gpu_name] = kept
                     best_cost[gpu_name] = float(cost)
-                if on_frontier:
+                if on_frontier and cost is not None:  # (on the frontier: costed above)
                     frontier.add(float(cost), expected, kept)
                 if enters:
                     seq += 1
@@ -413,9 +420,20 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 tuple(_candidate(f) for f in frontier.sorted()))
 
 
+def _exact_cost(offer: Offer, expected: float) -> Decimal:
+    return (offer.price_per_hour * Decimal(repr(expected))).quantize(
+        MICRO_USD, rounding=ROUND_HALF_EVEN)
+
+
+def _cost_of(found: _Found) -> Decimal:
+    cost = found[3]
+    return cost if cost is not None else _exact_cost(found[0], found[2])
+
+
 def _candidate(found: _Found) -> Candidate:
-    offer, cfg, expected, cost, n_pre, source = found
-    return Candidate(offer, cfg.fit, cfg.runtime, cfg.hours, expected, cost, n_pre, source)
+    offer, cfg, expected, _, n_pre, source = found
+    return Candidate(offer, cfg.fit, cfg.runtime, cfg.hours, expected, _cost_of(found),
+                     n_pre, source)
 
 
 def require_work_inputs(workload: WorkloadSpec) -> None:
