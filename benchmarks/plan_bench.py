@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from gpuopt.jobs.loader import parse_job_spec
@@ -68,6 +68,7 @@ def main() -> None:
     now = datetime(2026, 11, 30, tzinfo=UTC)
     offers = make_offers(10_000, rng, now)
     specs = [parse_job_spec(d, f"job-{i}.yaml") for i, d in enumerate(make_jobs(1000, rng))]
+    c0 = time.process_time()
     t0 = time.perf_counter()
     index = OfferIndex.build(offers)
     t1 = time.perf_counter()
@@ -77,10 +78,10 @@ def main() -> None:
         plan = plan_job(s, index, ctx)
         planned += bool(plan.candidates)
     t2 = time.perf_counter()
+    cpu = time.process_time() - c0
     print(f"index 10,000 offers: {(t1 - t0) * 1000:.0f} ms")
     print(f"plan 1,000 jobs: {(t2 - t1):.2f} s ({planned} placed), "
-          f"total {(t2 - t0):.2f} s (target < 2 s)")
-    _ = timedelta
+          f"total {(t2 - t0):.2f} s wall, {cpu:.2f} s CPU (target < 2 s)")
 
 
 if __name__ == "__main__":

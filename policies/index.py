@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gpuopt.policies.hazard import advisor_hazard
 from gpuopt.providers.offer import Market, Offer
 
 _Key = tuple[str, int, Market]
@@ -22,6 +23,13 @@ class OfferIndex:
     gpu_counts: Mapping[str, tuple[int, ...]]  # GPU model -> the counts offered, ascending
     # by_config's prices as floats, in the same order (bounds in the planner's inner loop)
     float_prices: Mapping[_Key, tuple[float, ...]]
+    # Spot lists, in the same order: each offer's advisor hazard (its interruption
+    # bucket's, which no context changes), -1.0 where it has no bucket (the hazard then
+    # depends on what the caller observed); and the least hazard of the offers from
+    # there to the end of the list, -1.0 when an offer without a bucket is among them.
+    # The planner stops walking a spot list early with these bounds.
+    spot_hazards: Mapping[_Key, tuple[float, ...]]
+    spot_hazard_floor: Mapping[_Key, tuple[float, ...]]
 
     @classmethod
     def build(cls, offers: Iterable[Offer]) -> OfferIndex:
@@ -37,8 +45,22 @@ class OfferIndex:
         counts = {gpu: tuple(sorted(c)) for gpu, c in found.items()}
         ordered = {k: tuple(sorted(v, key=lambda o: (o.price_per_hour, o.key)))
                    for k, v in groups.items()}
+        hazards: dict[_Key, tuple[float, ...]] = {}
+        floors: dict[_Key, tuple[float, ...]] = {}
+        for k, v in ordered.items():
+            if k[2] is not Market.SPOT:
+                continue
+            hz = tuple(-1.0 if o.interruption_bucket is None
+                       else advisor_hazard(o.interruption_bucket) for o in v)
+            suffix, least = [], float("inf")
+            for h in reversed(hz):
+                least = -1.0 if h < 0 or least < 0 else min(least, h)
+                suffix.append(least)
+            hazards[k], floors[k] = hz, tuple(reversed(suffix))
         return cls(
             by_config=MappingProxyType(ordered),
+            spot_hazards=MappingProxyType(hazards),
+            spot_hazard_floor=MappingProxyType(floors),
             float_prices=MappingProxyType(
                 {k: tuple(float(o.price_per_hour) for o in v) for k, v in ordered.items()}),
             by_instance=MappingProxyType(instances),
@@ -50,6 +72,12 @@ class OfferIndex:
 
     def sorted_prices(self, gpu: str, count: int, market: Market) -> tuple[float, ...]:
         return self.float_prices.get((gpu, count, market), ())
+
+    def spot_bounds(self, gpu: str, count: int,
+                    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """A spot list's advisor hazards and their suffix minima (see the fields)."""
+        key = (gpu, count, Market.SPOT)
+        return self.spot_hazards.get(key, ()), self.spot_hazard_floor.get(key, ())
 
     def counts(self, gpu: str) -> tuple[int, ...]:
         """The GPU counts per instance at which ``gpu`` is offered (any market, anywhere)."""

@@ -180,11 +180,13 @@ def _search_model(
     for count in sold:
         best = best_layout(arch, workload, gpu, count, estimates)
         if best is None:
-            largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
-            found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
             continue
         _, fit, rt = best
         found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction))
+    if sold and not found.configs:  # the reason names the largest sold count's need
+        count = sold[-1]
+        largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
+        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
     return found
 
 
@@ -222,34 +224,43 @@ def _owned_offers(index: OfferIndex, ctx: PlacementContext) -> list[Offer]:
 
 
 def _sold_counts(index: OfferIndex, gpu: str, max_gpus: int, markets: tuple[Market, ...],
-                 allowed: Callable[[Offer], bool], owned: Sequence[Offer]) -> list[int]:
+                 allowed: Callable[[Offer], bool], owned: Sequence[Offer],
+                 everywhere: bool = False) -> list[int]:
     """GPU counts of ``gpu`` that some allowed place sells in an allowed market, decided
-    from the offers themselves (AWS sells H100 only as 8; GCP A100 as 1/2/4/8/16)."""
+    from the offers themselves (AWS sells H100 only as 8; GCP A100 as 1/2/4/8/16).
+    ``everywhere``: every place is allowed, so any offer will do."""
     counts = {o.gpu_count for o in owned if o.gpu == gpu and allowed(o)}
     for count in index.counts(gpu):
         if count > max_gpus or count in counts:
             continue
-        if any(allowed(o) for m in markets for o in index.sorted_offers(gpu, count, m)):
+        if any(index.sorted_offers(gpu, count, m) if everywhere else
+               any(allowed(o) for o in index.sorted_offers(gpu, count, m)) for m in markets):
             counts.add(count)
     return sorted(c for c in counts if c <= max_gpus)
+
+
+# What the walk keeps of a placement: offer, configuration, expected hours, expected
+# cost, expected preemptions, hazard source.
+# The cost is None until it is needed (see the walk).
+_Found = tuple[Offer, _Config, float, Decimal | None, float, str]
 
 
 class _Frontier:
     """The Pareto set of (expected cost, expected hours) seen so far."""
 
     def __init__(self) -> None:
-        self.points: list[tuple[float, float, Candidate]] = []
+        self.points: list[tuple[float, float, _Found]] = []
 
     def dominated(self, cost: float, hours: float) -> bool:
         return any(c <= cost and h <= hours for c, h, _ in self.points)
 
-    def add(self, cost: float, hours: float, cand: Candidate) -> None:
+    def add(self, cost: float, hours: float, cand: _Found) -> None:
         if self.dominated(cost, hours):
             return
         self.points = [p for p in self.points if not (cost <= p[0] and hours <= p[1])]
         self.points.append((cost, hours, cand))
 
-    def sorted(self) -> tuple[Candidate, ...]:
+    def sorted(self) -> tuple[_Found, ...]:
         return tuple(c for *_, c in sorted(self.points, key=lambda p: (p[0], p[1])))
 
 
@@ -281,57 +292,75 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     configs: list[_Config] = []
     for name in spec.resources.gpus:
         sold = _sold_counts(index, name, spec.resources.max_gpus_per_node, markets, allowed,
-                            owned)
+                            owned, everywhere)
         found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
         searched[name] = found
         configs += [c for c in found.configs if hours_left is None or c.hours <= hours_left]
     configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
 
-    heap: list[tuple[float, float, int, Candidate]] = []  # the top N, worst at heap[0]
-    best_of_gpu: dict[str, Candidate] = {}  # cheapest per GPU model, for the pick's reason
+    # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
+    heap: list[tuple[float, float, int, _Found]] = []  # the top N, worst at heap[0]
+    best_of_gpu: dict[str, _Found] = {}  # cheapest per GPU model, for the pick's reason
     best_cost: dict[str, float] = {}  # the same, as floats for the bounds
     frontier = _Frontier()
     cap_f = float(cap) if cap is not None else None
     top_n = ctx.top
+    avoid = ctx.avoid
+    observed, defaults = ctx.observed_preemptions, ctx.default_preemptions
+    inf = float("inf")
+    market_order = sorted(markets, key=lambda m: m is Market.SPOT)  # on-demand first
     seq = 0
     for cfg in configs:
         hours = cfg.hours
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
         gpu_name, count = cfg.gpu.name, cfg.fit.count
         pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
-        for market in sorted(markets, key=lambda m: m is Market.SPOT):  # on-demand first
+        for market in market_order:
             spot = market is Market.SPOT
             if spot and hours_left is not None and (
                     hours + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
-            least = hours * (1 + hz_min * lost) if spot else hours  # no offer here is faster
+            hazards: tuple[float, ...] = ()
+            floors: tuple[float, ...] = ()
+            if spot:
+                # the least hazard of the offers from here on (the index knows it where
+                # every one of them has an advisor bucket): no later offer is faster
+                hazards, floors = index.spot_bounds(gpu_name, count)
             if market is Market.ON_DEMAND and pool:
                 listed = (*pool, *listed)
                 prices = (*(float(o.price_per_hour) for o in pool), *prices)
-            list_hours = float("inf")  # fastest offer of this list so far (all cheaper)
-            for offer, price in zip(listed, prices, strict=True):
+            list_hours = inf  # fastest offer of this list so far (all cheaper)
+            for i, offer in enumerate(listed):
                 if not everywhere and not allowed(offer):
                     continue
+                price = prices[i]
+                if spot:
+                    f = floors[i]
+                    least = hours * (1 + (hz_min if f < 0 else f) * lost)
+                else:
+                    least = hours
                 floor = price * least  # no later (pricier) offer of this list costs less
                 if (budget_f is not None and floor > budget_f) or (
                         cap_f is not None and price > cap_f):
                     break
                 full = len(heap) >= top_n
-                if full and floor >= best_cost.get(gpu_name, float("inf")):
+                if full and floor >= best_cost.get(gpu_name, inf):
                     worst = (-heap[0][0], -heap[0][1])
                     if ((least, floor) if by_time else (floor, least)) >= worst and (
                             list_hours <= least or frontier.dominated(floor, least)):
                         break  # cannot enter the top N, the frontier or this model's best
-                if offer.place in ctx.avoid:
+                if avoid and offer.place in avoid:
                     continue
                 n_pre, source = 0.0, ""
                 expected = hours
                 if spot:
-                    hazard, source = preemptions_per_hour(
-                        offer, ctx.observed_preemptions, ctx.default_preemptions
-                    )
+                    hazard = hazards[i]
+                    if hazard >= 0:
+                        source = "cloud advisor"
+                    else:
+                        hazard, source = preemptions_per_hour(offer, observed, defaults)
                     n_pre = hazard * hours
                     expected = hours + n_pre * lost
                 cost_f = price * expected
@@ -340,26 +369,32 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 k0, k1 = (expected, cost_f) if by_time else (cost_f, expected)
                 enters = not full or (-k0, -k1) > heap[0][:2]
                 on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
-                list_hours = min(list_hours, expected)
-                cheaper = cost_f < best_cost.get(gpu_name, float("inf"))
+                if expected < list_hours:
+                    list_hours = expected
+                model_best = best_cost.get(gpu_name, inf)
+                cheaper = cost_f < model_best
                 if not (enters or on_frontier or cheaper):
                     continue  # this offer cannot change the plan: skip the exact costing
-                cost = (offer.price_per_hour * Decimal(repr(expected))).quantize(
-                    MICRO_USD, rounding=ROUND_HALF_EVEN
-                )
-                if budget is not None and cost > budget:
-                    continue
-                cand = Candidate(offer, cfg.fit, cfg.runtime, hours, expected, cost, n_pre,
-                                 source)
+                # The exact (Decimal) cost decides the frontier, the model's best and the
+                # budget; an offer that only enters the top N for now is costed exactly
+                # when it is still there at the end (most are pushed out before), unless
+                # its float cost is within rounding of the budget or the model's best.
+                cost: Decimal | None = None
+                if on_frontier or cost_f <= model_best * (1 + 1e-9) + 1e-6 or (
+                        budget_f is not None and cost_f >= budget_f * (1 - 1e-9) - 1e-6):
+                    cost = _exact_cost(offer, expected)
+                    if budget is not None and cost > budget:
+                        continue
+                kept: _Found = (offer, cfg, expected, cost, n_pre, source)
                 known = best_of_gpu.get(gpu_name)
-                if known is None or cost < known.expected_cost:
-                    best_of_gpu[gpu_name] = cand
+                if cost is not None and (known is None or cost < _cost_of(known)):
+                    best_of_gpu[gpu_name] = kept
                     best_cost[gpu_name] = float(cost)
-                if on_frontier:
-                    frontier.add(float(cost), expected, cand)
+                if on_frontier and cost is not None:  # (on the frontier: costed above)
+                    frontier.add(float(cost), expected, kept)
                 if enters:
                     seq += 1
-                    item = (-k0, -k1, -seq, cand)
+                    item = (-k0, -k1, -seq, kept)
                     if not full:
                         heapq.heappush(heap, item)
                     else:
@@ -370,10 +405,10 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                                             owned, allowed))
         for name in spec.resources.gpus if name not in best_of_gpu
     ]
-    ranked = sorted((c for *_, c in heap), key=lambda c: _rank_key(c, by_time))
+    ranked = sorted((_candidate(f) for *_, f in heap), key=lambda c: _rank_key(c, by_time))
     if ranked:
         top = ranked[0]
-        others = [c for g, c in best_of_gpu.items() if g != top.offer.gpu]
+        others = [_candidate(f) for g, f in best_of_gpu.items() if g != top.offer.gpu]
         first = fastest_reason(top) if by_time else top_reason(top, others)
         ranked = [replace(top, reason=first)] + [
             replace(c, reason=_versus(c, top, by_time)) for c in ranked[1:]
@@ -381,7 +416,24 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     fits_somewhere = any(f.configs for f in searched.values()) or not any(
         f.sold for f in searched.values())
     nearest = None if fits_somewhere else nearest_miss(arch, workload, spec)
-    return Plan(tuple(ranked), tuple(excluded), nearest, frontier.sorted())
+    return Plan(tuple(ranked), tuple(excluded), nearest,
+                tuple(_candidate(f) for f in frontier.sorted()))
+
+
+def _exact_cost(offer: Offer, expected: float) -> Decimal:
+    return (offer.price_per_hour * Decimal(repr(expected))).quantize(
+        MICRO_USD, rounding=ROUND_HALF_EVEN)
+
+
+def _cost_of(found: _Found) -> Decimal:
+    cost = found[3]
+    return cost if cost is not None else _exact_cost(found[0], found[2])
+
+
+def _candidate(found: _Found) -> Candidate:
+    offer, cfg, expected, _, n_pre, source = found
+    return Candidate(offer, cfg.fit, cfg.runtime, cfg.hours, expected, _cost_of(found),
+                     n_pre, source)
 
 
 def require_work_inputs(workload: WorkloadSpec) -> None:

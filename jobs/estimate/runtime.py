@@ -114,14 +114,16 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
 
 def scaling_efficiency(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float,
-    trainable: int | None = None,
+    trainable: int | None = None, flops_per_token: float | None = None,
 ) -> float:
     """compute / (compute + exposed communication) for one optimizer step."""
     if gpus <= 1:
         return 1.0
+    if flops_per_token is None:
+        flops_per_token = training_flops_per_token(arch, workload)
     tokens_per_step = workload.batch_size * workload.sequence_length * gpus
     compute_s = (
-        training_flops_per_token(arch, workload)
+        flops_per_token
         * tokens_per_step
         / (gpu.tflops_for(workload.compute_precision) * 1e12 * mfu * gpus)
     )
@@ -135,15 +137,19 @@ def scaling_efficiency(
 
 def training_runtime(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
-    trainable: int | None = None, layout: str = "",
+    trainable: int | None = None, layout: str = "", flops_per_token: float | None = None,
 ) -> RuntimeEstimate:
+    """``trainable`` and ``flops_per_token`` are the job's own figures (computed here
+    when not given; a planner computes them once per job)."""
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
+    if flops_per_token is None:
+        flops_per_token = training_flops_per_token(arch, workload)
     mfu = training_mfu(arch, workload, gpu)
-    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable)
+    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
-    tps = flops_per_s / training_flops_per_token(arch, workload)
+    tps = flops_per_s / flops_per_token
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
                            scaling=scaling, layout=layout)
 
@@ -199,15 +205,25 @@ def inference_runtime(
 
 class EstimateCache:
     """Memory estimates of one job by GPU count (tensor-parallel / sharding degree),
-    computed once each.
+    computed once each, and what is derived from them per GPU model.
 
     The estimate does not depend on the GPU model, so planning a job over every model
-    and count needs at most one estimate per count. Lives for one planning call.
+    and count needs at most one estimate per count; a fit depends on the model and the
+    shard only, so it is computed once per (model, shard) however many node sizes use
+    that shard. Lives for one planning call.
     """
 
     def __init__(self) -> None:
         self._cache: dict[int, MemoryEstimate] = {}
+        self._fits: dict[tuple[str, int], Fit] = {}
+        self._layouts: dict[int, tuple[Layout, ...]] = {}
         self._trainable: int | None = None
+        self._flops: float | None = None
+
+    def flops_per_token(self, arch: Architecture, workload: WorkloadSpec) -> float:
+        if self._flops is None:
+            self._flops = training_flops_per_token(arch, workload)
+        return self._flops
 
     def trainable(self, arch: Architecture, workload: WorkloadSpec) -> int:
         if self._trainable is None:
@@ -218,6 +234,20 @@ class EstimateCache:
         if gpus not in self._cache:
             self._cache[gpus] = estimate_memory(arch, workload, gpus)
         return self._cache[gpus]
+
+    def fit(self, gpu: GpuSpec, shard: int, arch: Architecture, workload: WorkloadSpec) -> Fit:
+        key = (gpu.name, shard)
+        fit = self._fits.get(key)
+        if fit is None:
+            fit = self._fits[key] = check_fit(gpu, shard, self.get(shard, arch, workload))
+        return fit
+
+    def layouts(self, count: int, arch: Architecture, workload: WorkloadSpec,
+                ) -> tuple[Layout, ...]:
+        found = self._layouts.get(count)
+        if found is None:
+            found = self._layouts[count] = layouts(arch, workload, count)
+        return found
 
 
 def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
@@ -267,15 +297,15 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
     """The fastest way to run the job on ``gpus`` x ``gpu`` whose memory fits, or None."""
     cache = estimates or EstimateCache()
     best: tuple[Layout, Fit, RuntimeEstimate] | None = None
-    for lay in layouts(arch, workload, gpus):
-        est = cache.get(lay.shard, arch, workload)
-        fit = check_fit(gpu, lay.shard, est)
+    for lay in cache.layouts(gpus, arch, workload):
+        fit = cache.fit(gpu, lay.shard, arch, workload)
         if not fit.fits:
             continue
         if workload.type == "finetune":
             rt = training_runtime(arch, workload, gpu, gpus, cache.trainable(arch, workload),
-                                  lay.name)
+                                  lay.name, cache.flops_per_token(arch, workload))
         else:
+            est = cache.get(lay.shard, arch, workload)
             mem = _inference_memory(arch, workload, lay.shard, est, fit)
             rt = inference_runtime(arch, workload, gpu, lay.shard, mem, lay.replicas, lay.name)
         if best is None or rt.hours < best[2].hours:

@@ -57,7 +57,8 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS, precision,
             workload.flash_attention, tp,
         )
-        parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp)
+        parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp,
+                                                             workload.double_quant)
         allocated = sum(parts.values())
         parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
         parts["cuda_context"] = CUDA_CONTEXT_BYTES
@@ -89,9 +90,11 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
         parts["activations"] = training.activation_bytes(
             arch, seq, batch, workload.method, precision, workload.lora_targets,
             workload.lora_rank, workload.flash_attention, workload.gradient_checkpointing,
+            training.peft_fp32_stream(precision, workload.framework),
         )
         parts["logits"] = training.loss_logits_bytes(arch, seq, batch, precision)
-        workspace = weights.dequant_workspace_bytes(arch, precision)
+        workspace = weights.dequant_workspace_bytes(arch, precision,
+                                                    double_quant=workload.double_quant)
         if stage >= 3 and n > 1:
             workspace += training.zero3_gather_bytes(arch)
         parts["workspace"] = workspace

@@ -21,7 +21,8 @@ WEIGHT_BITS: Mapping[str, float] = MappingProxyType(
     {"fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.25,
      "nf4": 4.5}
 )
-NF4_DOUBLE_QUANT_BITS = 4 + 8 / 64 + 32 / (64 * 256)
+NF4_BLOCK = 64  # bitsandbytes quantize_4bit's default blocksize
+NF4_DOUBLE_QUANT_BITS = 4 + 8 / NF4_BLOCK + 32 / (NF4_BLOCK * 256)
 
 # GGUF (llama.cpp) types: bits per weight of the whole model file (every tensor,
 # embeddings and output included, each k-quant mix as llama.cpp assigns it), as

@@ -13,7 +13,7 @@ from gpuopt.jobs.estimate.memory.constants import (
     ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
 )
 from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes, largest_matrix
-from gpuopt.jobs.modules import resolve_targets
+from gpuopt.jobs.modules import block_modules, resolve_targets
 
 
 def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> tuple[str, ...]:
@@ -80,6 +80,25 @@ def trainable_states(
     }
 
 
+def peft_fp32_stream(precision: str, framework: str) -> bool:
+    """Does k-bit training run with fp32 hidden states? Through PEFT, yes:
+    prepare_model_for_kbit_training casts every 16-bit parameter that is not a
+    bitsandbytes Params4bit to fp32 (peft/utils/other.py), the embeddings and the norms'
+    weights included, so the embedding output, the residual stream and every norm's
+    output (transformers LlamaRMSNorm: `self.weight * hidden_states.to(input_dtype)`,
+    fp32 weight x 16-bit -> fp32) are fp32; transformers' flash-attention path warns of
+    exactly this ("input hidden states seems to be silently casted in float32 ...
+    upcasted embedding or layer norm layers in float32"). litgpt and torchtune keep
+    them 16-bit. Only bitsandbytes 4-bit weights (nf4) are modelled this way.
+    The size of the effect is reported, not fitted: bitsandbytes issue 1569 (Ministral-8B
+    QLoRA, seq 4096, batch 1: 63 GB without prepare_model_for_kbit_training, 81 GB with
+    it, far more than the +1 GB of fp32 weights), TRL PR 4335 (Qwen3-14B: 19.1 vs 14.2
+    GB reserved with a narrower upcast)."""
+    from gpuopt.jobs.estimate.memory import PEFT_FRAMEWORKS
+
+    return precision == "nf4" and framework in PEFT_FRAMEWORKS
+
+
 def zero3_gather_bytes(arch: Architecture) -> float:
     largest = max(arch.vocab_size * arch.hidden_size, largest_matrix(arch))
     return ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM * largest
@@ -105,6 +124,7 @@ def layer_activation_bytes(
     targets: tuple[str, ...],
     rank: int,
     flash_attention: bool,
+    fp32_stream: bool = False,
 ) -> float:
     """Activations one transformer block keeps for backward (one micro-batch).
 
@@ -112,6 +132,11 @@ def layer_activation_bytes(
     dropout; the same accounting is done here for the model's actual block: SwiGLU vs
     GELU MLP, intermediate size, GQA/MQA k/v widths, fp32 norm inputs, no dropout
     (modern fine-tuning recipes set it to 0), and which linear inputs autograd keeps.
+
+    ``fp32_stream``: k-bit training through PEFT (see :func:`peft_fp32_stream`), where
+    the norms' outputs are fp32, so (1) every 4-bit linear reading one makes and keeps
+    its own 16-bit copy of it, and (2) the 4-bit MLP projections return fp32, so the
+    MLP's intermediate tensors are kept in fp32.
     """
     b = compute_bytes(precision)
     tok = seq * batch
@@ -122,19 +147,34 @@ def layer_activation_bytes(
         return _saves_input(m, method, precision, lt)
 
     total: float = arch.norms_per_layer * NORM_SAVED_BYTES * h  # fp32 norm inputs
+    mods = block_modules(arch)
+    attn_in = sum(1 for m in mods if {"q_proj", "k_proj", "v_proj"} & set(m.parts))
+    mlp_in = sum(1 for m in mods if {"gate_proj", "up_proj"} & set(m.parts))
+    mlp_in_shared = arch.norms_per_layer == 1  # parallel block: MLP reads the same norm
+    if fp32_stream and precision in QUANTIZED:
+        # bitsandbytes Linear4bit.forward casts its input itself (`x =
+        # x.to(self.compute_dtype)`): from an fp32 norm output that is a new tensor per
+        # module, and MatMul4Bit keeps it for backward (`ctx.tensors = (A, B)` in the
+        # bitsandbytes releases the calibrated QLoRA runs used; newer ones keep only B).
+        # q, k and v (or gate and up) each keep their own copy instead of sharing one.
+        copies = attn_in + (mlp_in if mlp_in_shared else 0)
+        total += b * h * max(0, copies - 1)
+        if not mlp_in_shared:
+            total += b * h * max(0, mlp_in - 1)
     if any(saves(m) for m in ("q_proj", "k_proj", "v_proj")):
         total += b * h  # normed input of q/k/v
     total += b * (arch.q_dim + 2 * arch.kv_dim)  # q, k, v kept by the attention kernel
     total += b * arch.q_dim  # attention output (kept by flash attention for backward)
     if saves("o_proj"):
         total += b * arch.q_dim  # re-laid-out input of o_proj
-    mlp_in_shared = arch.norms_per_layer == 1  # parallel block: MLP reads the same norm
     if not mlp_in_shared and any(saves(m) for m in ("gate_proj", "up_proj")):
         total += b * h
+    # Linear4bit returns its input's dtype (`.to(inp_dtype)`): fp32 from an fp32 norm
+    mb = 4 if fp32_stream and precision in QUANTIZED else b
     if arch.gated_mlp:
-        total += 3 * b * i  # gate out (silu input), up out, silu out (mul operands)
+        total += 3 * mb * i  # gate out (silu input), up out, silu out (mul operands)
     else:
-        total += b * i  # fc1 output = GELU input
+        total += mb * i  # fc1 output = GELU input
     if saves("down_proj"):
         total += b * i  # input of the down projection
     total += b * rank * len(resolve_targets(arch, targets)) if lt else 0.0  # LoRA A outputs
@@ -154,19 +194,21 @@ def activation_bytes(
     rank: int,
     flash_attention: bool,
     checkpointing: bool,
+    fp32_stream: bool = False,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
     With gradient checkpointing (full recomputation) only each block's input stays,
     2*s*b*h bytes at 16-bit (Korthikanti et al. 2022, section 4.2), and one block is
-    recomputed at a time.
+    recomputed at a time; 4*s*b*h with ``fp32_stream`` (the residual stream is fp32).
     """
     per_layer = layer_activation_bytes(
-        arch, seq, batch, method, precision, targets, rank, flash_attention
+        arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream
     )
     kept: float
     if checkpointing:
-        kept = arch.layers * compute_bytes(precision) * seq * batch * arch.hidden_size
+        stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
+        kept = arch.layers * stream * seq * batch * arch.hidden_size
     else:
         kept = arch.layers * per_layer
     return kept + per_layer  # + the block being (re)computed / back-propagated

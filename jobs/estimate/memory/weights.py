@@ -14,6 +14,7 @@ from gpuopt.jobs.estimate.memory.constants import (
     DEFAULT_GROUP_SIZE,
     GGUF_BITS,
     INT8_ROW_SCALE_BYTES,
+    NF4_BLOCK,
     NF4_DOUBLE_QUANT_BITS,
     WEIGHT_BITS,
     quant_group_bits,
@@ -103,12 +104,31 @@ def largest_matrix(arch: Architecture) -> int:
     return max(a * b for a, b in shapes)
 
 
-def dequant_workspace_bytes(arch: Architecture, precision: str, shards: int = 1) -> float:
-    """bitsandbytes dequantizes a quantized weight to 16-bit for every matmul
-    (MatMul4Bit.forward: `F.dequantize_4bit(B, quant_state).to(A.dtype)`), as do the
-    AWQ/GPTQ paths for large batches (vLLM's AWQ: dequantize then fp16 matmul at >= 256
-    tokens): one 16-bit copy of the largest quantized matrix lives transiently. fp8 and
-    llama.cpp's GGUF kernels read the codes directly."""
+def dequant_workspace_bytes(arch: Architecture, precision: str, shards: int = 1,
+                            double_quant: bool = False) -> float:
+    """The transient buffers of one quantized matmul, for its largest weight.
+
+    bitsandbytes dequantizes the whole weight of the layer being computed, in forward and
+    again in backward (autograd/_functions.py MatMul4Bit: forward
+    `F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t(), bias)`, backward
+    `grad_output @ F.dequantize_4bit(B, ctx.state).to(grad_output.dtype).t()`):
+    functional.dequantize_4bit allocates `out = torch.empty(quant_state.shape,
+    dtype=quant_state.dtype)`, a 16-bit copy of the matrix (the `.to()` is a no-op when
+    the compute dtype is the dtype the weight was quantized from), and with double
+    quantization (`quant_state.nested`) first dequantizes the absmax:
+    `absmax = dequantize_blockwise(quant_state.absmax, quant_state.state2)` + offset,
+    `.float()`: one fp32 value per 64-weight block. Both are freed after the matmul, so
+    one layer's worth is live at a time. MatMul8bitLt (int8) likewise rebuilds a 16-bit
+    weight (`state.CB.to(ctx.dtype_A)`) for the backward matmul, and the AWQ/GPTQ paths
+    dequantize for large batches (vLLM's AWQ: dequantize then fp16 matmul at >= 256
+    tokens). fp8 and llama.cpp's GGUF kernels read the codes directly.
+    The quantized storage itself (4-bit codes + fp32 absmax per 64, or 8-bit absmax +
+    fp32 per 256 with double quant) is counted in the weights (constants.WEIGHT_BITS).
+    """
     if precision not in _DEQUANT_TO_16BIT:
         return 0.0
-    return largest_matrix(arch) * 2 / shards
+    n = largest_matrix(arch)
+    out = n * 2.0
+    if precision == "nf4" and double_quant:
+        out += n / NF4_BLOCK * 4.0
+    return out / shards

@@ -22,13 +22,24 @@ TYPICAL_INFERENCE = {"type": "inference", "prompt_tokens": 1024, "output_tokens"
 
 
 def test_inference_is_about_weights_times_1_5() -> None:
-    # the field's "inference ~ weights x 1.2-1.5" for a typical batch of chats; with the
-    # engine's token budget per step (2048) the working set is small, GQA models at 1.2
+    # The field's "inference ~ weights x 1.2-1.5" for a typical batch of chats (4 x 1,536
+    # tokens) was stated for multi-head attention models, and holds for them. A GQA model
+    # keeps kv_heads / heads of their KV cache (Mistral-7B, Llama-3-8B: 8 of 32 heads), so
+    # at the same batch its KV cache is ~6% of the weights instead of ~24%, and with the
+    # engine's 2,048-token step (~4%), the allocator's 5% and the CUDA context (~4%) its
+    # ratio comes to ~1.2 from either side (Mistral-7B: 1.199): the GQA bound is 1.15, by
+    # that arithmetic, not to make a row pass.
+    ratios = {}
     for name in ("llama-2-7b", "llama-2-13b", "llama-3-8b", "mistral-7b"):
         arch = ARCHITECTURES[name]
         est = estimate_memory(arch, _w(**TYPICAL_INFERENCE))
-        ratio = est.total_bytes / weight_bytes(arch, "bf16")
-        assert 1.15 <= ratio <= 1.6, (name, ratio)
+        ratios[name] = est.total_bytes / weight_bytes(arch, "bf16")
+        gqa = arch.kv_heads < arch.heads
+        assert (1.15 if gqa else 1.2) <= ratios[name] <= 1.6, (name, ratios[name])
+    # the KV cache is what separates them: a quarter of the heads, a quarter of the cache
+    l2, m7 = ARCHITECTURES["llama-2-7b"], ARCHITECTURES["mistral-7b"]
+    assert kv_cache_bytes(m7, 1, 1, 2) * 4 == kv_cache_bytes(l2, 1, 1, 2)
+    assert ratios["mistral-7b"] < ratios["llama-2-7b"]
 
 
 def test_full_finetune_is_4_to_8x_inference() -> None:
@@ -127,3 +138,25 @@ def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
         peft = estimate_memory(arch, _w(**common, framework="hf"))
         litgpt = estimate_memory(arch, _w(**common, framework="litgpt"))
         assert peft.components["weights"] - litgpt.components["weights"] == extra
+
+
+def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
+    # Hand count, Llama-2-7B (h 4096, i 11008, 32 layers), 512 tokens, no checkpointing:
+    # PEFT's fp32 norms make each of q, k, v and gate, up keep its own 16-bit cast of the
+    # norm output (+2 copies + 1 copy of 2h bytes) and the 4-bit MLP projections return
+    # fp32 (gate out, up out, silu out: 3 x (4 - 2) x i more bytes), per token and layer.
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    peft = estimate_memory(L7, _w(**common, framework="hf")).components["activations"]
+    litgpt = estimate_memory(L7, _w(**common, framework="litgpt")).components["activations"]
+    per_token_layer = 3 * 2 * h + 3 * 2 * i
+    assert peft - litgpt == (layers + 1) * tokens * per_token_layer  # + the block in backward
+    # with checkpointing only the block inputs stay: the fp32 residual stream, 4 bytes
+    gc = {**common, "gradient_checkpointing": True}
+    peft = estimate_memory(L7, _w(**gc, framework="hf")).components["activations"]
+    litgpt = estimate_memory(L7, _w(**gc, framework="litgpt")).components["activations"]
+    assert peft - litgpt == layers * tokens * h * 2 + tokens * per_token_layer
+    # 16-bit LoRA is not affected
+    lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
+    assert (estimate_memory(L7, _w(**lora, framework="hf")).components["activations"]
+            == estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"])
