@@ -21,12 +21,15 @@ def test_every_snapshot_offer_passes_integrity() -> None:
 def test_snapshot_coverage() -> None:
     snap = load_snapshot()
     assert snap.as_of <= date.today()
-    required = {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"}
+    required = {
+        "aws": {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"},
+        "gcp": {"T4", "L4", "A100-40GB", "A100-80GB", "H100"},  # GCP sells no A10G
+        # Azure sells no L4; its A10, A100 80GB PCIe and H100 NVL are their own rows.
+        "azure": {"T4", "A10", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100", "H100-NVL"},
+    }
     per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in cloud_names()}
     for cloud, gpus in per_cloud.items():
-        # Azure sells no L4 VM, GCP no A10G: both are "where sold" gaps.
-        unsold = {"azure": {"L4"}, "gcp": {"A10G"}}.get(cloud, set())
-        assert gpus >= required - unsold, cloud
+        assert gpus >= required.get(cloud, set()), cloud
     markets = Counter((o.cloud, o.market) for o in snap.offers)
     for cloud in cloud_names():
         for market in Market:
