@@ -92,7 +92,7 @@ def _num(value: float) -> str:
 
 
 def _gpu_info(cloud: str, offer: Offer) -> str:
-    name = sky_accelerator(offer.gpu)
+    name = sky_accelerator(offer.gpu, cloud)
     if cloud != "aws":
         return name  # GCP and Azure catalogs keep just the accelerator name here
     mib = round(offer.gpu_memory_gib * 1024)
@@ -192,7 +192,7 @@ def _gcp_accelerator_rows(
     priced: set[tuple[tuple[str, str, str, str], str]] = set()
     for o in sorted(offers, key=lambda o: (o.instance_type, o.region, o.zone or "",
                                            o.market.value)):
-        acc, count = sky_accelerator(o.gpu), _num(o.gpu_count)
+        acc, count = sky_accelerator(o.gpu, o.cloud), _num(o.gpu_count)
         vm = split_instance_type(o.instance_type)[0]  # 'n1-standard-8+1xT4' -> the VM
         zones = [o.zone] if o.zone else sorted(
             z for (a, c, r, z) in accs if (a, c, r) == (acc, count, o.region))
@@ -225,7 +225,7 @@ def _gcp_accelerator_rows(
 def _new_row(cloud: str, offer: Offer, zone: str) -> Row:
     row = {
         "InstanceType": offer.instance_type,
-        "AcceleratorName": sky_accelerator(offer.gpu),
+        "AcceleratorName": sky_accelerator(offer.gpu, cloud),
         "AcceleratorCount": str(offer.gpu_count),
         "vCPUs": _num(offer.vcpus),
         "MemoryGiB": _num(offer.ram_gib),
