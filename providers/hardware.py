@@ -79,9 +79,10 @@ def _spec(
 
 
 # Memory: nvidia-smi totals in MiB (T4 15360, V100 16160, A10G/L4 22888 per AWS GpuInfo,
-# A10 23028, L40/L40S 46068, H100 PCIe 81559, A100-40GB 40960, A100-80GB 81920, H100 SXM 81559, H100 NVL
-# 95830, H200 143771, B200 183359, RTX 3090 24576, RTX 4090 24564, RTX A6000 / RTX 6000
-# Ada 49140, RTX 4060 Ti 16GB 16380).
+# A10 23028, L40/L40S 46068, A100-40GB 40960, A100-80GB 81920, H100 SXM/PCIe 81559,
+# H100 NVL 95830, H200 143771 (AWS GpuInfo: 144384), B200 183359 (AWS GpuInfo), RTX 3090
+# 24576, RTX 4090 24564, RTX A6000 / RTX 6000 Ada 49140, RTX 4060 Ti 16GB 16380; the
+# workstation figures as Vast.ai reports gpu_ram, per SkyPilot's vast catalog).
 # PCIe Gen3 x16 ~16 GB/s, Gen4 ~32 GB/s, Gen5 ~64 GB/s per direction (x8 cards: half).
 # NVLink bridges (A100 PCIe, H100 NVL, RTX 3090, RTX A6000) join pairs of cards only, so
 # the PCIe figure is used: the all-reduce of more than two cards runs at PCIe speed.

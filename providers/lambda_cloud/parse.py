@@ -99,7 +99,8 @@ def parse_instance_types(
         if found is None:
             continue  # CPU-only and GPUs gpuopt does not price (GH200, Quadro RTX 6000)
         gpu, count = found
-        specs = itype.get("specs") if isinstance(itype.get("specs"), Mapping) else {}
+        raw_specs = itype.get("specs")
+        specs: Mapping[str, Any] = raw_specs if isinstance(raw_specs, Mapping) else {}
         cents = _number(itype.get("price_cents_per_hour"))
         vcpus, ram = _number(specs.get("vcpus")), _number(specs.get("memory_gib"))
         listed = specs.get("gpus")

@@ -95,12 +95,14 @@ def parse_gpu_types(
         gpu = DISPLAY_GPU.get(str(t.get("displayName", "")))
         if gpu is None:
             continue  # a GPU gpuopt does not price (A40, RTX 4000 Ada, MI300X ...)
-        lowest = t.get("lowestPrice") if isinstance(t.get("lowestPrice"), Mapping) else {}
+        raw_lowest = t.get("lowestPrice")
+        lowest: Mapping[str, Any] = raw_lowest if isinstance(raw_lowest, Mapping) else {}
         vcpus, ram = _number(lowest.get("minVcpu")), _number(lowest.get("minMemory"))
         if vcpus is None or ram is None:
             out_of_stock.append(gpu)
             continue
-        max_count = t.get("maxGpuCount") if isinstance(t.get("maxGpuCount"), int) else 1
+        raw_max = t.get("maxGpuCount")
+        max_count = raw_max if isinstance(raw_max, int) else 1
         memory = GPUS[gpu].memory_gib
         for kind, od_field, spot_field, flag in KINDS:
             if t.get(flag) is not True:

@@ -66,7 +66,7 @@ def test_graphql_errors_are_provider_errors() -> None:
     err = {"errors": [{"message": "Unauthorized", "path": ["gpuTypes"]}], "data": None}
     with pytest.raises(ProviderError, match="GraphQL error: Unauthorized"):
         parse_gpu_types(err, NOW, SKY)
-    with pytest.raises(ProviderError, match="no data.gpuTypes"):
+    with pytest.raises(ProviderError, match=r"no data\.gpuTypes"):
         parse_gpu_types({"data": {}}, NOW, SKY)
 
 
