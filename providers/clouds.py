@@ -44,6 +44,9 @@ class Cloud:
     # False: the cloud prices a GPU type once for all its data centers (RunPod's GraphQL
     # catalog), so its offers carry region "global" and SkyPilot picks the data center.
     regional_prices: bool = True
+    # SkyPilot's GpuInfo column holds just the accelerator name (GCP, Azure) rather than
+    # the {'Gpus': [...], 'TotalGpuMemoryInMiB'} dict the other fetchers write.
+    skypilot_gpu_info_is_name: bool = False
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -78,6 +81,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "GpuInfo", "Region", "AvailabilityZone", "Price", "SpotPrice",
             ),
             sdk_modules=("google.cloud.compute_v1", "google.cloud.billing_v1"),
+            skypilot_gpu_info_is_name=True,
         ),
         Cloud(
             name="azure", display_name="Azure", adapter_module="gpuopt.providers.azure",
@@ -88,6 +92,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             sdk_modules=("azure.mgmt.compute", "azure.identity", "azure.core"),
             skypilot_gpu_names=MappingProxyType({"A100-80GB-PCIe": "A100-80GB",
                                                  "H100-NVL": "H100"}),
+            skypilot_gpu_info_is_name=True,
         ),
         # GPU clouds. No spot advisor data; RunPod's and Vast.ai's interruptible pods are
         # reclaimed whenever a higher bid or an on-demand renter arrives, so their hazard

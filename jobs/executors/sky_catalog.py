@@ -6,7 +6,8 @@ file whose md5 no longer matches ``.meta/<cloud>/vms.csv.md5`` (or that has no m
 all) counts as user-modified and is kept as is (``sky/catalog/common.py``,
 ``is_catalog_modified``), so an export sticks until :func:`restore_catalogs`.
 
-Columns are SkyPilot's own (``sky/catalog/data_fetchers/fetch_{aws,gcp,azure}.py``).
+Columns are SkyPilot's own (``sky/catalog/data_fetchers/fetch_<cloud>.py``; the cloud
+registry holds them).
 gpuopt's rows replace rows with the same (InstanceType, Region, AvailabilityZone),
 keeping SkyPilot's other columns; everything else SkyPilot had is kept.
 
@@ -65,6 +66,11 @@ def _zonal(cloud: str) -> bool:
     return entry is not None and entry.skypilot_zonal
 
 
+def _regional(cloud: str) -> bool:
+    entry = find_cloud(cloud)
+    return entry is None or entry.regional_prices
+
+
 @dataclass
 class ExportReport:
     rows: int = 0
@@ -93,8 +99,10 @@ def _num(value: float) -> str:
 
 def _gpu_info(cloud: str, offer: Offer) -> str:
     name = sky_accelerator(offer.gpu, cloud)
-    if cloud != "aws":
+    entry = find_cloud(cloud)
+    if entry is not None and entry.skypilot_gpu_info_is_name:
         return name  # GCP and Azure catalogs keep just the accelerator name here
+    # The others (AWS, Lambda, RunPod, Vast.ai) keep the GpuInfo dict, single-quoted.
     mib = round(offer.gpu_memory_gib * 1024)
     gpu = {"Name": name, "Manufacturer": "NVIDIA", "Count": offer.gpu_count,
            "MemoryInfo": {"SizeInMiB": mib}}
@@ -134,6 +142,8 @@ def offers_to_rows(
     chosen = [o for o in offers if o.cloud == cloud and _exportable(o, report)]
     if cloud == "gcp":
         return _gcp_accelerator_rows(chosen, existing, report)
+    if not _regional(cloud):
+        return _global_price_rows(cloud, chosen, existing, report)
     zonal = _zonal(cloud)
     zmap = zone_ids or {}
 
@@ -162,6 +172,32 @@ def offers_to_rows(
                 continue
         for zone in zones:
             row = rows.setdefault((o.instance_type, o.region, zone), _new_row(cloud, o, zone))
+            row["SpotPrice" if o.market is Market.SPOT else "Price"] = _price(o.price_per_hour)
+    report.rows = len(rows)
+    return list(rows.values()), report
+
+
+def _global_price_rows(
+    cloud: str, offers: Sequence[Offer], existing: Sequence[Mapping[str, str]],
+    report: ExportReport,
+) -> tuple[list[Row], ExportReport]:
+    """A cloud priced once for all its data centers (RunPod): the price goes on every row
+    SkyPilot's catalog has for the instance type, in every region and zone it lists."""
+    places: dict[str, list[Mapping[str, str]]] = {}
+    for row in existing:
+        if row.get("InstanceType"):
+            places.setdefault(row["InstanceType"], []).append(row)
+    rows: dict[tuple[str, str, str], Row] = {}
+    for o in sorted(offers, key=lambda o: (o.instance_type, o.market.value)):
+        known = places.get(o.instance_type)
+        if not known:
+            report.skip(_what(o), "SkyPilot's catalog lists no data center for this "
+                                  "instance type")
+            continue
+        for place in known:
+            region, zone = place.get("Region", ""), place.get("AvailabilityZone", "")
+            row = rows.setdefault((o.instance_type, region, zone),
+                                  {**_new_row(cloud, o, zone), "Region": region})
             row["SpotPrice" if o.market is Market.SPOT else "Price"] = _price(o.price_per_hour)
     report.rows = len(rows)
     return list(rows.values()), report
