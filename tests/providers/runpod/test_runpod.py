@@ -19,6 +19,7 @@ from gpuopt.providers.clouds import get_cloud
 from gpuopt.providers.offer import Market
 from gpuopt.providers.runpod import RunPodProvider
 from gpuopt.providers.runpod.parse import parse_gpu_types
+from gpuopt.providers.runpod.provider import read_api_key
 from tests.providers.http_server import Reply, Seen, queue, record_retry_sleeps, serve
 from tests.providers.integrity import assert_offers_sane
 
@@ -84,12 +85,24 @@ def test_fetch_posts_the_query_with_the_key(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(seen) == 4
 
 
-def test_no_key_is_credentials_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_key_is_credentials_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("RUNPOD_API_KEY", raising=False)
     with pytest.raises(CredentialsMissing, match="RUNPOD_API_KEY"):
-        RunPodProvider().check_credentials()
+        RunPodProvider(config_file=str(tmp_path / "none.toml")).check_credentials()
     monkeypatch.setenv("RUNPOD_API_KEY", "k")
-    RunPodProvider().check_credentials()
+    RunPodProvider(config_file=str(tmp_path / "none.toml")).check_credentials()
+
+
+def test_the_key_files_runpods_clis_write(tmp_path: Path) -> None:
+    sdk = tmp_path / "sdk.toml"
+    sdk.write_text('[default]\napi_key = "from-runpod-config"\n', encoding="utf-8")
+    ctl = tmp_path / "ctl.toml"
+    ctl.write_text('apikey = "from-runpodctl"\n', encoding="utf-8")
+    assert read_api_key({"RUNPOD_API_KEY": "env"}, str(sdk)) == "env"
+    assert read_api_key({}, str(sdk)) == "from-runpod-config"
+    assert read_api_key({}, str(ctl)) == "from-runpodctl"
+    (tmp_path / "bad.toml").write_text("not [ toml", encoding="utf-8")
+    assert read_api_key({}, str(tmp_path / "bad.toml")) is None
 
 
 def test_a_runpod_placement_leaves_the_data_center_to_skypilot() -> None:

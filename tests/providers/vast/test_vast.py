@@ -74,13 +74,17 @@ def test_fetch_searches_with_the_key_when_there_is_one(
     assert {o.region for o in result.offers} == {"Texas, US"}
     monkeypatch.delenv("VAST_API_KEY", raising=False)
     with serve(answer) as (base, seen):
-        VastProvider(api_url=base + "/api/v0", key_file=str(tmp_path / "none")).fetch(NOW)
+        VastProvider(api_url=base + "/api/v0", key_files=[str(tmp_path / "none")]).fetch(NOW)
     assert "Authorization" not in seen[0].headers  # the search is public
 
 
 def test_credentials_like_the_vastai_cli(tmp_path: Path) -> None:
-    key = tmp_path / ".vast_api_key"
-    key.write_text("abc123\n", encoding="utf-8")
-    assert read_api_key({"VAST_API_KEY": "env"}, str(key)) == "env"
-    assert read_api_key({}, str(key)) == "abc123"
-    assert read_api_key({}, str(tmp_path / "missing")) is None
+    old = tmp_path / ".vast_api_key"
+    old.write_text("abc123\n", encoding="utf-8")
+    new = tmp_path / "vast_api_key"
+    files = [str(new), str(old)]
+    assert read_api_key({"VAST_API_KEY": "env"}, files) == "env"
+    assert read_api_key({}, files) == "abc123"  # the older CLI's file
+    new.write_text("def456", encoding="utf-8")
+    assert read_api_key({}, files) == "def456"  # the current CLI's file first
+    assert read_api_key({}, [str(tmp_path / "missing")]) is None
