@@ -432,6 +432,11 @@ class ResourcesSpec(_Strict):
     regions: tuple[str, ...] | None = None
     spot: Literal["auto", "always", "never"] = "auto"
     max_price_per_hour: Money | None = None
+    # Marketplace hosts (Vast.ai): leave out offers whose host scores below this
+    # reliability (0..1, Vast.ai's reliability2), and, with verified_hosts_only, hosts
+    # Vast.ai has not verified. Offers from clouds without such scores are not affected.
+    min_host_reliability: float | None = Field(default=None, ge=0, le=1)
+    verified_hosts_only: bool = False
 
     @field_validator("gpus", mode="before")
     @classmethod

@@ -264,6 +264,16 @@ class _Frontier:
         return tuple(c for *_, c in sorted(self.points, key=lambda p: (p[0], p[1])))
 
 
+def host_acceptable(o: Offer, min_reliability: float | None, verified_only: bool) -> bool:
+    """A marketplace host (an offer carrying reliability / verification, Vast.ai) passes
+    the job's ``min_host_reliability`` and ``verified_hosts_only``; offers without those
+    fields (the clouds' own data centers) always pass."""
+    if min_reliability is not None and o.reliability is not None \
+            and o.reliability < min_reliability:
+        return False
+    return not (verified_only and o.verified is False)
+
+
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     """Every sold GPU count of every allowed model, every offer: the cheapest (or, with
     ``ctx.minimize == "time"``, the fastest) placements within the limits, the cost/time
@@ -282,10 +292,15 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
 
-    def allowed(o: Offer) -> bool:
-        return o.cloud in clouds and (regions is None or o.region in regions)
+    min_reliability = spec.resources.min_host_reliability
+    verified_only = spec.resources.verified_hosts_only
 
-    everywhere = regions is None and clouds >= set(cloud_names())  # nothing filtered out
+    def allowed(o: Offer) -> bool:
+        return (o.cloud in clouds and (regions is None or o.region in regions)
+                and host_acceptable(o, min_reliability, verified_only))
+
+    everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
+                  and min_reliability is None and not verified_only)
 
     estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
     searched: dict[str, _ModelSearch] = {}

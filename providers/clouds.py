@@ -11,7 +11,7 @@ call time; no other module imports ``CLOUDS`` itself), so a test can monkeypatch
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpuopt.core.errors import UserError
@@ -37,6 +37,16 @@ class Cloud:
     # The modules the cloud's SDK extra (pip install 'gpuopt[<name>]') provides, checked
     # without importing them before the adapter is loaded (providers/extras.py).
     sdk_modules: tuple[str, ...] = ()
+    # gpuopt GPU name -> SkyPilot's accelerator name on this cloud, where this cloud's
+    # SkyPilot catalog spells it differently from the common name (jobs/executors/sky_task).
+    skypilot_gpu_names: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}))
+    # False: the cloud prices a GPU type once for all its data centers (RunPod's GraphQL
+    # catalog), so its offers carry region "global" and SkyPilot picks the data center.
+    regional_prices: bool = True
+    # SkyPilot's GpuInfo column holds just the accelerator name (GCP, Azure) rather than
+    # the {'Gpus': [...], 'TotalGpuMemoryInMiB'} dict the other fetchers write.
+    skypilot_gpu_info_is_name: bool = False
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -71,6 +81,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "GpuInfo", "Region", "AvailabilityZone", "Price", "SpotPrice",
             ),
             sdk_modules=("google.cloud.compute_v1", "google.cloud.billing_v1"),
+            skypilot_gpu_info_is_name=True,
         ),
         Cloud(
             name="azure", display_name="Azure", adapter_module="gpuopt.providers.azure",
@@ -79,6 +90,55 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_catalog_columns=(*_SKY_COMMON, "Price", "SpotPrice", "Region",
                                       "Generation"),
             sdk_modules=("azure.mgmt.compute", "azure.identity", "azure.core"),
+            skypilot_gpu_names=MappingProxyType({"A100-80GB-PCIe": "A100-80GB",
+                                                 "H100-NVL": "H100"}),
+            skypilot_gpu_info_is_name=True,
+        ),
+        # GPU clouds. No spot advisor data; RunPod's and Vast.ai's interruptible pods are
+        # reclaimed whenever a higher bid or an on-demand renter arrives, so their hazard
+        # is set well above the big clouds'. Lambda sells no spot.
+        Cloud(
+            name="lambda", display_name="Lambda", adapter_module="gpuopt.providers.lambda_cloud",
+            adapter_class="LambdaProvider", skypilot_name="lambda", chart_color="#b07aa1",
+            default_preemptions_per_hour=0.1,
+            # sky/catalog/data_fetchers/fetch_lambda_cloud.py
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "Price", "Region", "GpuInfo",
+                                      "SpotPrice"),
+            sdk_modules=("requests",),
+            # fetch_lambda_cloud: the third token of gpu_<n>x_<gpu>_..., upper-cased.
+            skypilot_gpu_names=MappingProxyType({
+                "RTXA6000": "A6000", "A100-40GB": "A100", "H100-PCIe": "H100"}),
+        ),
+        Cloud(
+            name="runpod", display_name="RunPod", adapter_module="gpuopt.providers.runpod",
+            adapter_class="RunPodProvider", skypilot_name="runpod", chart_color="#76b7b2",
+            default_preemptions_per_hour=0.3,
+            # sky/catalog/data_fetchers/fetch_runpod.py USEFUL_COLUMNS
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "Region", "SpotPrice", "Price",
+                                      "AvailabilityZone", "GpuInfo"),
+            sdk_modules=("requests",),
+            # fetch_runpod.format_gpu_name and its GPU_NAME_OVERRIDES.
+            skypilot_gpu_names=MappingProxyType({
+                "A100-80GB": "A100-80GB-SXM", "A100-80GB-PCIe": "A100-80GB",
+                "H100": "H100-SXM", "H100-PCIe": "H100", "H200": "H200-SXM"}),
+            regional_prices=False,
+        ),
+        Cloud(
+            name="vast", display_name="Vast.ai", adapter_module="gpuopt.providers.vast",
+            adapter_class="VastProvider", skypilot_name="vast", chart_color="#edc948",
+            default_preemptions_per_hour=0.3,
+            # sky/catalog/data_fetchers/fetch_vast.py mapped_keys (HostingType dropped by
+            # SkyPilot's published catalog)
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "GpuInfo", "Price", "SpotPrice",
+                                      "Region"),
+            sdk_modules=("requests",),
+            # fetch_vast: suffixes Ti/PCIE/SXM4/SXM/NVL stripped, 'Tesla' mapped away.
+            skypilot_gpu_names=MappingProxyType({
+                "A100-40GB": "A100", "A100-80GB": "A100", "A100-80GB-PCIe": "A100",
+                "H100-NVL": "H100", "H100-PCIe": "H100", "RTX4060Ti-16GB": "RTX4060"}),
         ),
     )
 })

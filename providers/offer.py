@@ -42,6 +42,10 @@ class Offer:
     # placement score 1..10). The placement policy turns them into expectations.
     interruption_bucket: int | None = None
     placement_score: int | None = None
+    # Marketplace hosts (Vast.ai): the host's reliability score (0..1, Vast's
+    # reliability2) and whether Vast.ai verified it; None where the cloud has no such data.
+    reliability: float | None = None
+    verified: bool | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -76,4 +80,6 @@ class Offer:
             "source": self.source,
             "interruption_bucket": self.interruption_bucket,
             "placement_score": self.placement_score,
+            "reliability": self.reliability,
+            "verified": self.verified,
         }

@@ -6,7 +6,8 @@ file whose md5 no longer matches ``.meta/<cloud>/vms.csv.md5`` (or that has no m
 all) counts as user-modified and is kept as is (``sky/catalog/common.py``,
 ``is_catalog_modified``), so an export sticks until :func:`restore_catalogs`.
 
-Columns are SkyPilot's own (``sky/catalog/data_fetchers/fetch_{aws,gcp,azure}.py``).
+Columns are SkyPilot's own (``sky/catalog/data_fetchers/fetch_<cloud>.py``; the cloud
+registry holds them).
 gpuopt's rows replace rows with the same (InstanceType, Region, AvailabilityZone),
 keeping SkyPilot's other columns; everything else SkyPilot had is kept.
 
@@ -65,6 +66,11 @@ def _zonal(cloud: str) -> bool:
     return entry is not None and entry.skypilot_zonal
 
 
+def _regional(cloud: str) -> bool:
+    entry = find_cloud(cloud)
+    return entry is None or entry.regional_prices
+
+
 @dataclass
 class ExportReport:
     rows: int = 0
@@ -92,9 +98,11 @@ def _num(value: float) -> str:
 
 
 def _gpu_info(cloud: str, offer: Offer) -> str:
-    name = sky_accelerator(offer.gpu)
-    if cloud != "aws":
+    name = sky_accelerator(offer.gpu, cloud)
+    entry = find_cloud(cloud)
+    if entry is not None and entry.skypilot_gpu_info_is_name:
         return name  # GCP and Azure catalogs keep just the accelerator name here
+    # The others (AWS, Lambda, RunPod, Vast.ai) keep the GpuInfo dict, single-quoted.
     mib = round(offer.gpu_memory_gib * 1024)
     gpu = {"Name": name, "Manufacturer": "NVIDIA", "Count": offer.gpu_count,
            "MemoryInfo": {"SizeInMiB": mib}}
@@ -134,6 +142,8 @@ def offers_to_rows(
     chosen = [o for o in offers if o.cloud == cloud and _exportable(o, report)]
     if cloud == "gcp":
         return _gcp_accelerator_rows(chosen, existing, report)
+    if not _regional(cloud):
+        return _global_price_rows(cloud, chosen, existing, report)
     zonal = _zonal(cloud)
     zmap = zone_ids or {}
 
@@ -167,6 +177,32 @@ def offers_to_rows(
     return list(rows.values()), report
 
 
+def _global_price_rows(
+    cloud: str, offers: Sequence[Offer], existing: Sequence[Mapping[str, str]],
+    report: ExportReport,
+) -> tuple[list[Row], ExportReport]:
+    """A cloud priced once for all its data centers (RunPod): the price goes on every row
+    SkyPilot's catalog has for the instance type, in every region and zone it lists."""
+    places: dict[str, list[Mapping[str, str]]] = {}
+    for row in existing:
+        if row.get("InstanceType"):
+            places.setdefault(row["InstanceType"], []).append(row)
+    rows: dict[tuple[str, str, str], Row] = {}
+    for o in sorted(offers, key=lambda o: (o.instance_type, o.market.value)):
+        known = places.get(o.instance_type)
+        if not known:
+            report.skip(_what(o), "SkyPilot's catalog lists no data center for this "
+                                  "instance type")
+            continue
+        for place in known:
+            region, zone = place.get("Region", ""), place.get("AvailabilityZone", "")
+            row = rows.setdefault((o.instance_type, region, zone),
+                                  {**_new_row(cloud, o, zone), "Region": region})
+            row["SpotPrice" if o.market is Market.SPOT else "Price"] = _price(o.price_per_hour)
+    report.rows = len(rows)
+    return list(rows.values()), report
+
+
 def _count(value: str) -> str:
     try:
         return _num(float(value))
@@ -192,7 +228,7 @@ def _gcp_accelerator_rows(
     priced: set[tuple[tuple[str, str, str, str], str]] = set()
     for o in sorted(offers, key=lambda o: (o.instance_type, o.region, o.zone or "",
                                            o.market.value)):
-        acc, count = sky_accelerator(o.gpu), _num(o.gpu_count)
+        acc, count = sky_accelerator(o.gpu, o.cloud), _num(o.gpu_count)
         vm = split_instance_type(o.instance_type)[0]  # 'n1-standard-8+1xT4' -> the VM
         zones = [o.zone] if o.zone else sorted(
             z for (a, c, r, z) in accs if (a, c, r) == (acc, count, o.region))
@@ -225,7 +261,7 @@ def _gcp_accelerator_rows(
 def _new_row(cloud: str, offer: Offer, zone: str) -> Row:
     row = {
         "InstanceType": offer.instance_type,
-        "AcceleratorName": sky_accelerator(offer.gpu),
+        "AcceleratorName": sky_accelerator(offer.gpu, cloud),
         "AcceleratorCount": str(offer.gpu_count),
         "vCPUs": _num(offer.vcpus),
         "MemoryGiB": _num(offer.ram_gib),

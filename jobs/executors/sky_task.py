@@ -31,22 +31,23 @@ PROGRESS_MARKER = "[gpuopt] progress"
 # preempted node is gone), so this bounds how stale the last known progress can be.
 PROGRESS_ECHO_S = 30.0
 
-# gpuopt's canonical GPU names (providers.hardware) -> SkyPilot accelerator names.
+# gpuopt's canonical GPU names (providers.hardware) -> SkyPilot accelerator names, where
+# they differ; a cloud whose SkyPilot catalog spells one differently says so in the
+# cloud registry (``skypilot_gpu_names``).
 SKY_ACCELERATOR_NAMES: Mapping[str, str] = MappingProxyType(
     {
-        "T4": "T4",
-        "A10G": "A10G",
-        "L4": "L4",
-        "L40S": "L40S",
-        "V100": "V100",
         "A100-40GB": "A100",
-        "A100-80GB": "A100-80GB",
-        "H100": "H100",
+        "A100-80GB-PCIe": "A100-80GB",
+        "H100-PCIe": "H100",
     }
 )
 
 
-def sky_accelerator(gpu: str) -> str:
+def sky_accelerator(gpu: str, cloud: str | None = None) -> str:
+    """SkyPilot's name of ``gpu`` (on ``cloud``, when its catalog names it its own way)."""
+    entry = find_cloud(cloud) if cloud else None
+    if entry is not None and gpu in entry.skypilot_gpu_names:
+        return entry.skypilot_gpu_names[gpu]
     return SKY_ACCELERATOR_NAMES.get(gpu, gpu)
 
 
@@ -177,7 +178,7 @@ def plan_task(
     # wrapper copies it into the log, which is where the control node reads it.
     progress = f"/tmp/gpuopt-progress-{spec.cluster_name}.json"
     accelerators = (
-        {sky_accelerator(placement.gpu): placement.gpu_count}
+        {sky_accelerator(placement.gpu, placement.cloud): placement.gpu_count}
         if placement.gpu and placement.gpu_count > 0
         else None
     )
@@ -197,8 +198,9 @@ def plan_task(
         storage_mounts=MappingProxyType({k: dict(v) for k, v in spec.storage_mounts.items()}),
         checkpoint=checkpoint,
         cloud=cloud.skypilot_name,
-        region=placement.region,
-        zone=placement.zone,
+        # A cloud priced globally (RunPod) has no region to pin: SkyPilot picks one.
+        region=placement.region if cloud.regional_prices else None,
+        zone=placement.zone if cloud.regional_prices else None,
         instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,

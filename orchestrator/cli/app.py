@@ -42,6 +42,7 @@ def build_app() -> typer.Typer:
         config_cmd,
         daemon_cmd,
         estimate_cmd,
+        gpus_cmd,
         jobs_cmd,
         plan_cmd,
         prices_cmd,
@@ -51,7 +52,8 @@ def build_app() -> typer.Typer:
         submit_cmd,
     )
 
-    for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, simulate_cmd,
+    for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, gpus_cmd,
+                   simulate_cmd,
                    report_cmd, daemon_cmd, config_cmd, skypilot_cmd):
         module.register(app)
     return app

@@ -68,6 +68,8 @@ def _to_offer(row: Any) -> Offer:
         source=row.source,
         interruption_bucket=row.interruption_bucket,
         placement_score=row.placement_score,
+        reliability=row.host_reliability,
+        verified=row.host_verified,
     )
 
 
@@ -81,6 +83,8 @@ def _static(offer: Offer) -> dict[str, object]:
         "source": offer.source,
         "interruption_bucket": offer.interruption_bucket,
         "placement_score": offer.placement_score,
+        "host_reliability": offer.reliability,
+        "host_verified": offer.verified,
     }
 
 

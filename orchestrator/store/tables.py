@@ -41,6 +41,9 @@ class OfferSeries(SQLModel, table=True):
     source: str = Field(max_length=32)
     interruption_bucket: int | None = None
     placement_score: int | None = None
+    # Marketplace hosts (Vast.ai): Offer.reliability (0..1) and Offer.verified.
+    host_reliability: float | None = None
+    host_verified: bool | None = None
     price_micros: int = Field(sa_type=BigInteger)  # current USD/hour x 1e6
     price_since: datetime = Field(sa_type=UTCSeconds)  # first_seen of the current price
     first_seen: datetime = Field(sa_type=UTCSeconds)

@@ -60,6 +60,11 @@ INSTANCE_GPU_COUNTS: Mapping[str, int] = MappingProxyType(
         # p5: H100 80 GB
         "p5.4xlarge": 1,
         "p5.48xlarge": 8,
+        # p5e / p5en: H200 141 GB (p5en: Sapphire Rapids hosts, EFAv3)
+        "p5e.48xlarge": 8,
+        "p5en.48xlarge": 8,
+        # p6-b200: B200 180 GB
+        "p6-b200.48xlarge": 8,
     }
 )
 

@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.cli import gpuopt_command
 
 REQUIRED = {
@@ -62,7 +64,7 @@ def test_prices_max_price_and_bad_filter(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     offers = json.loads(r.stdout)
     assert offers and all(o["price_per_hour"] / o["gpu_count"] <= 1 for o in offers)
-    bad = run(tmp_path, "prices", "--gpu", "B200")
+    bad = run(tmp_path, "prices", "--gpu", "B300")
     assert bad.returncode == 2 and "unknown GPU" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -130,7 +132,8 @@ from datetime import UTC, datetime, timedelta
 from gpuopt.orchestrator.store import open_store
 from gpuopt.orchestrator.store.price_history import record_offers
 from gpuopt.providers.snapshot import load_snapshot
-offers = [o for o in load_snapshot().offers if o.gpu == "H100"]
+offers = [o for o in load_snapshot().offers if o.gpu == "H100"
+          and o.cloud in ("aws", "gcp", "azure")]
 t0 = datetime.now(UTC) - timedelta(days=2)
 store = open_store()
 for i, factor in enumerate((1, 1, 0.9)):
@@ -176,3 +179,26 @@ def test_history_plot_and_export_snapshot(tmp_path: Path) -> None:
     snap = load_snapshot(out.read_text())
     assert snap.offers and {o.gpu for o in snap.offers} == {"H100"}
     assert all("gpuopt poll" in text for text in snap.sources.values())
+
+
+def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> None:
+    r = run(tmp_path, "gpus", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {g["gpu"]: g for g in json.loads(r.stdout)}
+    assert {"H200", "B200", "RTX4090", "A10", "H100-NVL", "A100-80GB-PCIe"} <= set(rows)
+    h200 = rows["H200"]
+    assert h200["memory_gib"] > 140 and h200["bf16_tflops"] == 989
+    assert h200["bandwidth_gbps"] == 4800 and h200["interconnect"] == "nvlink"
+    assert h200["sold"]["aws"] == [8] and "datasheet" in h200["source"]
+    rtx = rows["RTX4090"]
+    assert set(rtx["sold"]) == {"runpod", "vast"}
+    # The cheapest RTX 4090 GPU-hour in the snapshot is Vast.ai's 8x machine at $2.77/h.
+    assert rtx["cheapest_on_demand_per_gpu_hour"] == pytest.approx(2.77 / 8)
+    assert rows["L40"]["sold"] == {} and rows["L40"]["cheapest_spot_per_gpu_hour"] is None
+    table = run(tmp_path, "gpus", COLUMNS="80")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[0].split()[:7] == ["GPU", "GiB", "bf16", "GB/s", "link", "od", "spot"]
+    assert any(line.startswith("B200 ") and "NVL 1800" in line for line in lines)
+    assert "days old: run `gpuopt prices refresh`" in table.stderr

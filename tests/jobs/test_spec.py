@@ -75,7 +75,7 @@ def test_storage_mounts_are_skypilots_mapping_and_errors_point_into_it() -> None
 
 
 def test_several_errors_one_per_line() -> None:
-    err = _err(BASE + "  batch_size: x\nresources:\n  gpus: [H200]\nbudget: -1\n")
+    err = _err(BASE + "  batch_size: x\nresources:\n  gpus: [H300]\nbudget: -1\n")
     lines = str(err).splitlines()
     assert len(lines) == 3
     assert all(ERROR_LINE.match(line) for line in lines)

@@ -76,8 +76,8 @@ def test_the_hand_spelled_check_sees_what_it_forbids(tmp_path: Path) -> None:
     assert [f.split(":")[1].split()[0] for f in found] == ["2", "3", "4"]
 
 
-NEW = Cloud(name="lambda", display_name="Lambda", adapter_module="gpuopt.providers.aws",
-            adapter_class="AwsProvider", skypilot_name="lambda", chart_color="#123456",
+NEW = Cloud(name="newcloud", display_name="NewCloud", adapter_module="gpuopt.providers.aws",
+            adapter_class="AwsProvider", skypilot_name="newcloud", chart_color="#123456",
             default_preemptions_per_hour=0.5)
 
 
@@ -104,28 +104,28 @@ def test_a_registered_cloud_is_accepted_everywhere(with_new_cloud: Cloud) -> Non
     from gpuopt.providers.registry import load_provider
 
     spec = parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n"
-                          "resources:\n  clouds: [lambda]\n", "job.yaml")
-    assert spec.resources.clouds == ("lambda",)
+                          "resources:\n  clouds: [newcloud]\n", "job.yaml")
+    assert spec.resources.clouds == ("newcloud",)
     default = parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n",
                              "job.yaml")
-    assert default.resources.clouds == (*cloud_names(),) and "lambda" in cloud_names()
-    offer = _offer("lambda")
+    assert default.resources.clouds == (*cloud_names(),) and "newcloud" in cloud_names()
+    offer = _offer("newcloud")
     assert offer_problems(offer) == []  # type: ignore[arg-type]
-    settings = Settings.model_validate({"clouds": {"enabled": ["lambda", "aws"]},
+    settings = Settings.model_validate({"clouds": {"enabled": ["newcloud", "aws"]},
                                         "placement": {"preemption_rates": {"aws": 0.1}}})
-    assert settings.clouds.poll_clouds() == ("lambda", "aws")
-    assert settings.placement.preemption_rates["lambda"] == 0.5
+    assert settings.clouds.poll_clouds() == ("newcloud", "aws")
+    assert settings.placement.preemption_rates["newcloud"] == 0.5
     assert preemptions_per_hour(offer) == (0.5, "default")  # type: ignore[arg-type]
-    assert (cloud_color("lambda", 0), cloud_label("lambda")) == ("#123456", "Lambda")
+    assert (cloud_color("newcloud", 0), cloud_label("newcloud")) == ("#123456", "NewCloud")
     assert cloud_label("unknown-cloud") == "unknown-cloud"
-    assert type(load_provider("lambda")).__name__ == "AwsProvider"
+    assert type(load_provider("newcloud")).__name__ == "AwsProvider"
     from gpuopt.jobs.executors.base import AttemptSpec, Placement
     from gpuopt.jobs.executors.sky_task import plan_task
 
     plan = plan_task(AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir="s3://b/c",
-                                 placement=Placement("lambda", "us-east-1", None, "gpu_1x_a10",
+                                 placement=Placement("newcloud", "us-east-1", None, "gpu_1x_a10",
                                                      "A10G", 1, True)))
-    assert plan.infra == "lambda/us-east-1"
+    assert plan.infra == "newcloud/us-east-1"
 
 
 def test_an_unregistered_cloud_is_refused_everywhere(tmp_path: Path) -> None:
@@ -134,13 +134,13 @@ def test_an_unregistered_cloud_is_refused_everywhere(tmp_path: Path) -> None:
     from gpuopt.orchestrator.config.load import ConfigError, load_config
     from gpuopt.providers.integrity import offer_problems
 
-    with pytest.raises(SpecError, match="unknown cloud 'lambda'"):
+    with pytest.raises(SpecError, match="unknown cloud 'newcloud'"):
         parse_job_spec("model:\n  name: llama-2-7b\nworkload:\n  type: finetune\n"
-                       "resources:\n  clouds: [lambda]\n", "job.yaml")
-    assert offer_problems(_offer("lambda")) == ["unknown cloud 'lambda'"]  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"GPUOPT_CLOUDS_ENABLED: unknown cloud 'lambda'"):
+                       "resources:\n  clouds: [newcloud]\n", "job.yaml")
+    assert offer_problems(_offer("newcloud")) == ["unknown cloud 'newcloud'"]  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"GPUOPT_CLOUDS_ENABLED: unknown cloud 'newcloud'"):
         load_config(_empty(tmp_path),
-                    env={"GPUOPT_CLOUDS_ENABLED": "aws,lambda"})
+                    env={"GPUOPT_CLOUDS_ENABLED": "aws,newcloud"})
 
 
 def _empty(tmp_path: Path) -> Path:

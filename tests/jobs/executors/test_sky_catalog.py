@@ -180,3 +180,52 @@ def test_skypilots_own_catalog_queries_after_an_export(tmp_path: Path) -> None:
                    and o.market is Market.SPOT)
     assert Decimal(str(after["aws_g5_spot_1b"])) == spot_1b
     assert before["aws_g5_spot_1b"] != after["aws_g5_spot_1b"]
+
+
+# Rows shaped like SkyPilot's hosted runpod/vms.csv (fetch_runpod USEFUL_COLUMNS).
+SKY_RUNPOD = (
+    ",".join(catalog_columns()["runpod"]) + "\n"
+    "1x_RTX4090_SECURE,RTX4090,1.0,5.0,29.0,CA,0.74,0.74,CA-MTL-1,\"{'Gpus': [{'Name': "
+    "'RTX 4090', 'Manufacturer': 'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24}}], "
+    "'TotalGpuMemoryInMiB': 24}\"\n"
+    "1x_RTX4090_SECURE,RTX4090,1.0,5.0,29.0,US,0.74,0.74,US-TX-3,\"{'Gpus': [{'Name': "
+    "'RTX 4090', 'Manufacturer': 'Nvidia', 'Count': 1, 'MemoryInfo': {'SizeInMiB': 24}}], "
+    "'TotalGpuMemoryInMiB': 24}\"\n"
+)
+
+
+def test_a_globally_priced_cloud_prices_every_data_center_skypilot_lists() -> None:
+    offers = [_offer(Market.ON_DEMAND, "0.69", None, "runpod", "1x_RTX4090_SECURE", "global",
+                     "RTX4090"),
+              _offer(Market.SPOT, "0.35", None, "runpod", "1x_RTX4090_SECURE", "global",
+                     "RTX4090"),
+              _offer(Market.ON_DEMAND, "0.34", None, "runpod", "1x_RTX4090_COMMUNITY",
+                     "global", "RTX4090")]
+    text, report = export_text("runpod", offers, SKY_RUNPOD)
+    _, rows = parse_csv(text)
+    secure = {r["AvailabilityZone"]: r for r in rows if r["InstanceType"] == "1x_RTX4090_SECURE"}
+    assert set(secure) == {"CA-MTL-1", "US-TX-3"}
+    assert all((r["Price"], r["SpotPrice"]) == ("0.69", "0.35") for r in secure.values())
+    assert {r["Region"] for r in secure.values()} == {"CA", "US"}
+    assert secure["US-TX-3"]["GpuInfo"].startswith("{'Gpus'")  # SkyPilot's own kept
+    # SkyPilot lists no community pods: said, not invented.
+    assert report.skipped == ["1x_RTX4090_COMMUNITY global on-demand: SkyPilot's catalog "
+                              "lists no data center for this instance type"]
+
+
+def test_lambda_and_vast_rows_carry_skypilots_names_and_gpu_info() -> None:
+    lam = [_offer(Market.ON_DEMAND, "1.09", None, "lambda", "gpu_1x_a6000", "us-east-1",
+                  "RTXA6000")]
+    rows, _ = offers_to_rows("lambda", lam)
+    assert rows[0]["AcceleratorName"] == "A6000"  # fetch_lambda_cloud's name
+    assert "AvailabilityZone" not in rows[0] and rows[0]["Region"] == "us-east-1"
+    assert rows[0]["GpuInfo"].startswith("{'Gpus': [{'Name': 'A6000'")
+    vast = [_offer(Market.SPOT, "0.21", None, "vast", "1x-RTX_4090-32-64304", "Texas, US",
+                   "RTX4090"),
+            _offer(Market.ON_DEMAND, "0.35", None, "vast", "1x-RTX_4090-32-64304",
+                   "Texas, US", "RTX4090")]
+    text, report = export_text("vast", vast, None)
+    columns, rows = parse_csv(text)
+    assert columns == list(catalog_columns()["vast"]) and report.rows == 1
+    assert (rows[0]["Price"], rows[0]["SpotPrice"], rows[0]["Region"]) == (
+        "0.35", "0.21", "Texas, US")

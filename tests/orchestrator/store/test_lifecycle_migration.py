@@ -19,6 +19,7 @@ def test_old_rows_get_their_failure_kind(db_url: str) -> None:
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
     from gpuopt.orchestrator.store.migrate import alembic_config, current_revision
+    from gpuopt.orchestrator.store.migrations import HEAD
 
     engine = sa.create_engine(db_url)
     command.upgrade(alembic_config(engine), "0003")
@@ -46,7 +47,7 @@ def test_old_rows_get_their_failure_kind(db_url: str) -> None:
                 ":r, :d)"), {"n": n, "c": f"gpuopt-j-{n}", "r": reason, "d": detail})
     engine.dispose()
     store = open_store(db_url)  # upgrades to head
-    assert current_revision(store.engine) == "0004"
+    assert current_revision(store.engine) == HEAD
     with store.session() as session:
         kinds = {a.number: a.failure_kind for a in session.execute(
             sa.select(AttemptRow)).scalars()}

@@ -235,3 +235,22 @@ def test_history_since_and_filters(store) -> None:  # type: ignore[no-untyped-de
         "22",
     ]
     assert [str(p.offer.price_per_hour) for p in recent] == ["22"]
+
+
+def test_marketplace_host_scores_are_kept_and_updated(store) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    host = replace(make_offer("0.35", T0), reliability=0.9421, verified=False)
+    with store.transaction() as s:
+        record_offers(s, [host, replace(make_offer("1.006", T0), instance_type="g5.2xlarge")])
+    with store.session() as s:
+        got = {o.instance_type: o for o in latest_offers(s)}
+    assert (got[host.instance_type].reliability, got[host.instance_type].verified) == (
+        pytest.approx(0.9421), False)
+    assert got["g5.2xlarge"].reliability is None and got["g5.2xlarge"].verified is None
+    with store.transaction() as s:  # same price, the host's score moved
+        record_offers(s, [replace(host, reliability=0.99, verified=True,
+                                  observed_at=T0 + MIN10)])
+    with store.session() as s:
+        again = {o.instance_type: o for o in latest_offers(s)}[host.instance_type]
+    assert (again.reliability, again.verified) == (pytest.approx(0.99), True)

@@ -39,12 +39,17 @@ def prices(offers: list) -> dict[tuple[str, str, str], Decimal]:
 
 
 def test_catalog_matches_the_hardware_table() -> None:
-    assert len(SIZES) == 14
+    assert len(SIZES) == 15
     for size in SIZES.values():
         assert size.gpu in GPUS
         assert size.gpu_count in (1, 2, 4, 8)
-    assert SIZES["Standard_NV72ads_A10_v5"].gpu == "A10G"
+    # Each size carries the variant Azure sells, not its nearest cousin on another cloud.
+    assert SIZES["Standard_NV72ads_A10_v5"].gpu == "A10"  # not AWS's A10G
+    assert SIZES["Standard_NC24ads_A100_v4"].gpu == "A100-80GB-PCIe"
+    assert SIZES["Standard_ND96amsr_A100_v4"].gpu == "A100-80GB"
     assert SIZES["Standard_ND96asr_v4"].gpu == "A100-40GB"
+    assert SIZES["Standard_NC80adis_H100_v5"].gpu == "H100-NVL"
+    assert SIZES["Standard_ND96isr_H200_v5"].gpu == "H200"
     assert SIZES["Standard_NC80adis_H100_v5"].gpu_memory_gib == pytest.approx(93.58)
     assert SIZES["Standard_ND96isr_H100_v5"].gpu_memory_gib == GPUS["H100"].memory_gib
 

@@ -1,0 +1,137 @@
+"""`gpuopt gpus`: the hardware table, where each GPU is sold and its cheapest price now."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gpuopt.orchestrator.cli.config_cmd import ConfigOption
+
+if TYPE_CHECKING:
+    from gpuopt.providers.hardware import GpuSpec
+    from gpuopt.providers.offer import Offer
+
+
+@dataclass
+class GpuRow:
+    """One GPU: its datasheet figures, the counts each cloud sells, its cheapest prices."""
+
+    spec: GpuSpec
+    counts: dict[str, set[int]] = field(default_factory=dict)  # cloud -> GPUs per instance
+    on_demand: Decimal | None = None  # cheapest $/GPU-hour
+    spot: Decimal | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.spec
+        return {
+            "gpu": s.name, "memory_gib": s.memory_gib, "bf16_tflops": s.tflops_for("bf16"),
+            "tflops": dict(s.tflops), "bandwidth_gbps": s.bandwidth_gbps,
+            "interconnect": s.interconnect, "link_gbps": s.link_gbps, "source": s.source,
+            "sold": {c: sorted(n) for c, n in self.counts.items()},
+            "cheapest_on_demand_per_gpu_hour": _num(self.on_demand),
+            "cheapest_spot_per_gpu_hour": _num(self.spot),
+        }
+
+
+def _num(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def gpu_rows(specs: Iterable[GpuSpec], offers: Iterable[Offer],
+             cloud_order: Sequence[str]) -> list[GpuRow]:
+    """Pure: one row per GPU of ``specs`` (table order) from the current ``offers``."""
+    from gpuopt.providers.offer import Market
+
+    rows: Mapping[str, GpuRow] = {s.name: GpuRow(s) for s in specs}
+    for o in offers:
+        row = rows.get(o.gpu)
+        if row is None:
+            continue
+        row.counts.setdefault(o.cloud, set()).add(o.gpu_count)
+        per_gpu = o.price_per_gpu_hour
+        if o.market is Market.ON_DEMAND and (row.on_demand is None or per_gpu < row.on_demand):
+            row.on_demand = per_gpu
+        elif o.market is Market.SPOT and (row.spot is None or per_gpu < row.spot):
+            row.spot = per_gpu
+    rank = {c: i for i, c in enumerate(cloud_order)}
+    for row in rows.values():
+        row.counts = dict(sorted(row.counts.items(), key=lambda kv: rank.get(kv[0], 99)))
+    return list(rows.values())
+
+
+def sold_text(counts: Mapping[str, set[int]]) -> str:
+    """'aws 1,4,8; lambda 1,2,4,8': each cloud and the GPU counts it sells."""
+    parts = []
+    for cloud, ns in counts.items():
+        got = sorted(ns)
+        parts.append(f"{cloud} {','.join(str(n) for n in got)}")
+    return "; ".join(parts) or "-"
+
+
+def _link(spec: GpuSpec) -> str:
+    kind = "NVL" if spec.interconnect == "nvlink" else "PCIe"
+    return f"{kind} {spec.link_gbps:g}"
+
+
+def _price(value: Decimal | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def show_gpus(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
+                                       "terminal.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """GPUs gpuopt knows: memory, dense bf16 TFLOPS, bandwidth, interconnect, which
+    clouds sell which counts, and the cheapest $/GPU-hour now (on-demand and spot).
+
+    Example: gpuopt gpus --json
+    """
+    from datetime import UTC, datetime
+
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.cli.tables import ID, NUM, TEXT, Col, print_table
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.prices.current import current_offers_with_source
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.providers.clouds import cloud_names
+    from gpuopt.providers.hardware import GPUS
+
+    settings = load_config(config)
+    store = open_store_if_exists(settings.database.url)
+    try:
+        current = current_offers_with_source(store)
+    finally:
+        if store is not None:
+            store.close()
+    rows = gpu_rows(GPUS.values(), current.offers, cloud_names())
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([r.to_json() for r in rows], indent=1))
+        return
+    if current.source == "snapshot" and current.snapshot_as_of is not None:
+        from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
+
+        err_console().print(f"No price history yet, prices from the embedded snapshot: "
+                            f"{snapshot_note(current.snapshot_as_of, datetime.now(UTC))}",
+                            style="yellow", markup=False)
+    cols = [Col("GPU", ID), Col("GiB", NUM), Col("bf16", NUM), Col("GB/s", NUM, optional=2),
+            Col("link", ID, optional=1), Col("od", NUM), Col("spot", NUM),
+            Col("sold: cloud GPUs/instance", TEXT, min_width=12)]
+    table = [[r.spec.name, f"{r.spec.memory_gib:.0f}", f"{r.spec.tflops_for('bf16'):.0f}",
+              f"{r.spec.bandwidth_gbps:g}", _link(r.spec), _price(r.on_demand), _price(r.spot),
+              sold_text(r.counts)] for r in rows]
+    print_table(out_console(), cols, table, wide=wide)
+    out_console().print("bf16: dense tensor TFLOPS (datasheet); GB/s: memory bandwidth; link: "
+                        "NVLink or PCIe GB/s per GPU; od / spot: cheapest $ per GPU-hour now",
+                        highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gpus")(show_gpus)
