@@ -76,7 +76,9 @@ class LocationHistory:
         avail_s = self.available_s + (tick_s if available else 0.0)
         # The unknown gap since the last observation belongs to the run it ends (0 when
         # every tick is observed: the arithmetic is then exactly the plain per-tick one).
-        run_s = self.run_s + self.unknown_s if self.unknown_s else self.run_s
+        # Before the first observation there is no run to extend.
+        run_s = self.run_s + self.unknown_s if self.unknown_s and self.available is not None \
+            else self.run_s
         if self.available is None or self.available == available:
             return LocationHistory(
                 available,

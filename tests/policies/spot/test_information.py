@@ -43,6 +43,12 @@ def test_unknown_ticks_count_for_nothing_until_the_next_observation() -> None:
     assert still.spells.count == 0 and still.run_s == 3000
 
 
+def test_unknown_ticks_before_the_first_observation_start_no_run() -> None:
+    h = LocationHistory().observe(None, 600).observe(None, 600).observe(False, 600)
+    assert (h.available, h.run_s, h.unknown_s, h.observed_s) == (False, 600, 0, 600)
+    assert h.outages.count == 0
+
+
 def test_anywhere_is_unknown_unless_one_is_seen_up_or_all_are_seen_down() -> None:
     h = AvailabilityHistory.empty(2)
     assert h.observe([None, True], 600).anywhere.available is True
