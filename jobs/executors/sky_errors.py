@@ -1,7 +1,14 @@
-"""SkyPilot's errors, by type, as the lifecycle's failure kinds (no message is parsed).
+"""SkyPilot's errors, by type, as the lifecycle's failure kinds (no prose is parsed; the
+clouds' error codes are read, see ``capacity_errors``).
 
-- CAPACITY: ``ResourcesUnavailableError`` (SkyPilot found no capacity for the resources
-  at the placement): retried elsewhere, with backoff;
+- CAPACITY: ``ResourcesUnavailableError`` (SkyPilot's failover found no resources for
+  the placement) unless the clouds' codes it carries are all quota codes; and any
+  other error carrying a cloud's capacity code (``InsufficientInstanceCapacity``,
+  ``ZONE_RESOURCE_POOL_EXHAUSTED``, ``AllocationFailed``, ...): retried elsewhere,
+  with backoff;
+- REFUSED for a quota: a ``ResourcesUnavailableError`` (or any error) whose cloud codes
+  are quota codes only (``VcpuLimitExceeded``, ``QUOTA_EXCEEDED``, ``QuotaExceeded``,
+  ...): no other zone or later try helps until the quota is raised;
 - REFUSED (retrying cannot fix it): credentials and identity, network (no API server,
   an unreachable Kubernetes API), an invalid request or config, resources SkyPilot
   cannot provide for this spec (``no_failover``), permissions, policy rejections;
@@ -15,7 +22,10 @@ cluster name, the cluster's record) before anything new is launched.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gpuopt.jobs.executors.base import LaunchError, LaunchOutcomeUnknown
+from gpuopt.jobs.executors.capacity_errors import LaunchProblem, Verdict, classify_texts
 from gpuopt.jobs.states import FailureKind
 
 _REFUSED = (
@@ -29,18 +39,60 @@ _REFUSED = (
 )
 
 
+MAX_TEXTS = 200  # a failover history is a few dozen entries; never walk a cycle forever
+
+
+def carried_texts(exc: BaseException) -> Iterator[str]:
+    """Every text a launch failure carries: the exception's, its causes' and contexts',
+    its failover history's (SkyPilot), its stack trace text, GCP's operation errors."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo and len(seen) < MAX_TEXTS:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseException):
+            yield str(item)
+            todo += [c for c in (item.__cause__, item.__context__) if c is not None]
+            history = getattr(item, "failover_history", None)
+            if isinstance(history, list | tuple):
+                todo += list(history)
+            trace = getattr(item, "stacktrace", None)
+            if isinstance(trace, str):
+                yield trace
+            errors = getattr(item, "errors", None)  # sky.provision.common.ProvisionerError
+            if isinstance(errors, list | tuple):
+                for e in errors:
+                    if isinstance(e, dict):
+                        yield " ".join(str(e.get(k, "")) for k in ("code", "reason", "message"))
+        elif isinstance(item, str):
+            yield item
+
+
+def cloud_verdict(exc: BaseException) -> Verdict:
+    """Capacity, quota or unknown, from the clouds' codes the failure carries."""
+    return classify_texts(carried_texts(exc))
+
+
 def classify(exc: BaseException) -> FailureKind:
-    """The failure kind of an exception a SkyPilot launch raised (its class, not its text)."""
+    """The failure kind of an exception a SkyPilot launch raised (its class, and the
+    clouds' capacity / quota codes it carries; see the module doc)."""
     from sky import exceptions
 
     refused = tuple(getattr(exceptions, name) for name in _REFUSED
                     if hasattr(exceptions, name))
     if isinstance(exc, refused):
         return FailureKind.REFUSED
+    verdict = cloud_verdict(exc)
+    if verdict.problem is LaunchProblem.QUOTA:
+        return FailureKind.REFUSED
     if isinstance(exc, exceptions.ResourcesUnavailableError):
         return FailureKind.REFUSED if exc.no_failover else FailureKind.CAPACITY
     if isinstance(exc, ValueError):  # SkyPilot's validation of the task / resources
         return FailureKind.REFUSED
+    if verdict.problem is LaunchProblem.CAPACITY:
+        return FailureKind.CAPACITY
     return FailureKind.LAUNCH
 
 
@@ -59,4 +111,6 @@ def launch_failure(exc: BaseException, cluster_name: str) -> LaunchError | Launc
     if outcome_unknown(exc):
         return LaunchOutcomeUnknown(
             f"{type(exc).__name__} while submitting the launch of {cluster_name}: {exc}")
-    return LaunchError(f"{type(exc).__name__}: {exc}", classify(exc))
+    verdict = cloud_verdict(exc)
+    note = f" [cloud {verdict.describe()}]" if verdict.codes else ""
+    return LaunchError(f"{type(exc).__name__}: {exc}{note}", classify(exc))

@@ -14,6 +14,7 @@ from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.simulate.traces import Trace
+    from gpuopt.policies.spot.model import Information
     from gpuopt.policies.spot.replay import SimResult
     from gpuopt.policies.spot.sweep import Job, SweepResult, TraceSet
 
@@ -91,6 +92,11 @@ def simulate(
         Path | None, typer.Option("--plot", help="With --sweep: draw mean cost vs deadline "
                                   "to this PNG.")
     ] = None,
+    information: Annotated[
+        str, typer.Option("--information", help="What the policy learns of spot: tick (every "
+                          "zone's availability each tick, the published model) or launch "
+                          "(only what launches and the held spot tell, as the daemon).")
+    ] = "tick",
 ) -> None:
     """Replay a spot / on-demand policy on real spot-availability traces.
 
@@ -102,6 +108,7 @@ def simulate(
 
     if policy not in POLICIES:
         raise _bad(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    info = _information(information)
     task_s = _seconds(task_hours, "--task-hours")
     overhead_s = _seconds(restart_overhead_hours, "--restart-overhead-hours", positive=False)
     deadlines = [_seconds(h, "--deadline-hours") for h in deadline_hours]
@@ -117,17 +124,27 @@ def simulate(
             raise _bad(f"--zones {zones!r}: choose single, multi or both")
         if starts < 1:
             raise _bad("--starts must be >= 1")
-        _run_sweep(traces, job, deadlines, starts, zones, plot, as_json)
+        _run_sweep(traces, job, deadlines, starts, zones, plot, as_json, info)
         return
     if plot is not None:
         raise _bad("--plot draws the curve of a sweep: add --sweep")
     if len(deadlines) != 1:
         raise _bad("give exactly one --deadline-hours (several only with --sweep)")
-    _run_one(traces, job, deadlines[0], start_hour, policy, as_json)
+    _run_one(traces, job, deadlines[0], start_hour, policy, as_json, info)
+
+
+def _information(value: str) -> Information:
+    from gpuopt.policies.spot.model import Information
+
+    try:
+        return Information(value)
+    except ValueError:
+        choices = ", ".join(i.value for i in Information)
+        raise _bad(f"--information {value!r}: choose one of {choices}") from None
 
 
 def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float,
-             policy: str, as_json: bool) -> None:
+             policy: str, as_json: bool, information: Information) -> None:
     from gpuopt.orchestrator.simulate.traces import one_gap
     from gpuopt.policies.spot.registry import get_policy
     from gpuopt.policies.spot.replay import Scenario
@@ -155,11 +172,11 @@ def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float
         on_demand_price=job.on_demand_price,
         start_tick=start_tick,
     )
-    result = replay(sc, get_policy(policy))
+    result = replay(sc, get_policy(policy), information)
     if as_json:
         typer.echo(json.dumps(result_json(result, len(traces))))
         return
-    _print_result(result, policy, traces, deadline_s)
+    _print_result(result, policy, traces, deadline_s, information)
 
 
 def result_json(result: SimResult, locations: int) -> dict[str, object]:
@@ -173,11 +190,11 @@ def result_json(result: SimResult, locations: int) -> dict[str, object]:
 
 
 def _print_result(result: SimResult, policy: str, traces: list[Trace],
-                  deadline_s: float) -> None:
+                  deadline_s: float, information: Information) -> None:
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
-    labels = result.labels(len(traces))
+    labels = [h.label(len(traces)) for h in result.held()]
     gap = traces[0].gap_s
     held = {k: labels.count(k) * gap / 3600 for k in sorted(set(labels))}
     verdict = "met" if result.met_deadline else "MISSED"
@@ -185,13 +202,16 @@ def _print_result(result: SimResult, policy: str, traces: list[Trace],
             ["finished", f"{result.finish_s / 3600:.2f} h of {deadline_s / 3600:g} h "
              f"({verdict})"],
             ["preemptions", str(result.preemptions)]]
+    if information.value != "tick":
+        rows.append(["failed launches", str(result.failed_launches)])
     rows += [[f"hours {k}", f"{hours:.2f}"] for k, hours in held.items()]
     print_table(out_console(), [Col("", ID), Col("value", NUM)], rows,
-                title=f"{policy} on {', '.join(t.path.name for t in traces)}")
+                title=f"{policy} on {', '.join(t.path.name for t in traces)} "
+                      f"({information.value} information)")
 
 
 def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: int, zones: str,
-               plot: Path | None, as_json: bool) -> None:
+               plot: Path | None, as_json: bool, information: Information) -> None:
     from rich.progress import Progress
 
     from gpuopt.orchestrator.cli.console import err_console
@@ -206,7 +226,8 @@ def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: in
     with Progress(console=err_console(), transient=True, disable=as_json) as bar:
         task = bar.add_task("replaying", total=total)
         results = [
-            run_sweep(sets, job, d, policies, starts, progress=lambda: bar.advance(task))
+            run_sweep(sets, job, d, policies, starts, progress=lambda: bar.advance(task),
+                      information=information)
             for d in deadlines
         ]
     if as_json:

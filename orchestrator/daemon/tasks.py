@@ -178,11 +178,15 @@ class DaemonTasks:
             self._report_tick()
 
     def _compact(self) -> None:
+        from gpuopt.orchestrator.store.availability import compact_availability
         from gpuopt.orchestrator.store.compaction import compact_price_history
 
         d = self.settings.daemon
-        compact_price_history(self.store, now=self.clock(), after=d.compaction_after,
+        now = self.clock()
+        compact_price_history(self.store, now=now, after=d.compaction_after,
                               resolution=d.compaction_resolution)
+        compact_availability(self.store, now=now, after=d.compaction_after,
+                             resolution=d.compaction_resolution)
 
 
 def _fields(event: str, job_id: str, attempt: int | None) -> dict[str, object]:

@@ -94,6 +94,7 @@ def import_all_tables() -> None:
     """Import every table module so SQLModel.metadata is complete (for autogenerate)."""
     # Later table modules: add their import here.
     from gpuopt.orchestrator.store import (
+        availability_tables,  # noqa: F401
         daemon_tables,  # noqa: F401
         jobs_tables,  # noqa: F401
     )

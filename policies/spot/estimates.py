@@ -65,3 +65,18 @@ def availability(loc: LocationHistory) -> float:
     return (loc.available_s + PRIOR_AVAILABILITY * w) / (loc.observed_s + w)
 
 
+def chance_available(loc: LocationHistory, horizon_s: float) -> float:
+    """Chance that spot can be had now in a location not observed now (a launch there
+    would succeed), from what was seen last and how long ago (``unknown_s``).
+
+    Never observed: the availability prior. Last seen available: the chance its spell
+    outlasts the time since; last seen unavailable: the chance its outage ended since
+    (run lengths learned, prior included; one change of state at most is counted)."""
+    if loc.available is None:
+        return availability(loc)
+    if loc.unknown_s <= 0:
+        return 1.0 if loc.available else 0.0
+    stats = loc.spells if loc.available else loc.outages
+    dist = remaining_distribution(stats, loc.run_s, horizon_s)
+    ended = sum(w for x, w in dist if x <= loc.unknown_s)
+    return 1.0 - ended if loc.available else ended

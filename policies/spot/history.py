@@ -5,6 +5,14 @@ never grows with time: per location it keeps the current run (available or not, 
 for how long) and, for completed runs of each kind, a count, a total and a histogram
 of lengths over fixed geometric buckets. Policies read distributions from it (how long
 outages last, how long spot stays up) without re-scanning the past.
+
+An observation may be ``None``: nothing was learned about that location this tick (the
+launch-observed information model: only a launch attempt or a held spot tells). Unknown
+ticks count neither as available nor as unavailable; they add to ``unknown_s``, the
+time since the location was last observed. When it is observed again, a run in the same
+state is taken to have lasted through the gap, and a run that changed state is closed
+with the gap included (the change is only known to have happened somewhere in it, so
+the closed run's length is an upper bound).
 """
 
 from __future__ import annotations
@@ -58,13 +66,23 @@ class LocationHistory:
     available_s: float = 0.0
     outages: RunStats = field(default_factory=RunStats)
     spells: RunStats = field(default_factory=RunStats)  # runs of availability
+    unknown_s: float = 0.0  # time since the last observation (0: observed this tick)
 
-    def observe(self, available: bool, tick_s: float) -> LocationHistory:
+    def observe(self, available: bool | None, tick_s: float) -> LocationHistory:
+        if available is None:
+            return LocationHistory(self.available, self.run_s, self.observed_s,
+                                   self.available_s, self.outages, self.spells,
+                                   self.unknown_s + tick_s)
         avail_s = self.available_s + (tick_s if available else 0.0)
+        # The unknown gap since the last observation belongs to the run it ends (0 when
+        # every tick is observed: the arithmetic is then exactly the plain per-tick one).
+        # Before the first observation there is no run to extend.
+        run_s = self.run_s + self.unknown_s if self.unknown_s and self.available is not None \
+            else self.run_s
         if self.available is None or self.available == available:
             return LocationHistory(
                 available,
-                self.run_s + tick_s,
+                run_s + tick_s,
                 self.observed_s + tick_s,
                 avail_s,
                 self.outages,
@@ -73,12 +91,17 @@ class LocationHistory:
         # The current run ended: record it with the runs of its kind.
         outages, spells = self.outages, self.spells
         if self.available:
-            spells = spells.add(self.run_s)
+            spells = spells.add(run_s)
         else:
-            outages = outages.add(self.run_s)
+            outages = outages.add(run_s)
         return LocationHistory(
             available, tick_s, self.observed_s + tick_s, avail_s, outages, spells
         )
+
+    @property
+    def known_now(self) -> bool:
+        """Observed at the last tick (its ``available`` is the current state)."""
+        return self.available is not None and self.unknown_s == 0
 
     @property
     def availability(self) -> float | None:
@@ -96,15 +119,25 @@ class AvailabilityHistory:
     def empty(cls, locations: int) -> AvailabilityHistory:
         return cls(tuple(LocationHistory() for _ in range(locations)))
 
-    def observe(self, available: Sequence[bool], tick_s: float) -> AvailabilityHistory:
+    def observe(self, available: Sequence[bool | None], tick_s: float) -> AvailabilityHistory:
+        """One tick: per location True / False, or None when nothing was learned there.
+        ``anywhere`` is available if one location was seen available, unavailable if all
+        were seen unavailable, and unknown otherwise."""
         if len(available) != len(self.locations):
             raise ValueError(
                 f"expected availability for {len(self.locations)} locations, got {len(available)}"
             )
+        seen = [None if a is None else bool(a) for a in available]
+        if any(seen):
+            anywhere: bool | None = True
+        elif None in seen:
+            anywhere = None
+        else:
+            anywhere = False
         return AvailabilityHistory(
             tuple(
-                loc.observe(bool(a), tick_s)
-                for loc, a in zip(self.locations, available, strict=True)
+                loc.observe(a, tick_s)
+                for loc, a in zip(self.locations, seen, strict=True)
             ),
-            self.anywhere.observe(any(available), tick_s),
+            self.anywhere.observe(anywhere, tick_s),
         )

@@ -22,6 +22,20 @@ from gpuopt.policies.spot.history import AvailabilityHistory
 TIME_TOLERANCE_S = 1e-6
 
 
+class Information(StrEnum):
+    """What a policy learns of spot availability (the simulator's information model).
+
+    - ``tick``: the published model ("Can't Be Late"): each tick the availability of
+      every location is known, tried or not.
+    - ``launch``: what a daemon can really know: a launch attempt tells whether spot
+      was there at that moment, holding spot tells it is still up until a preemption
+      says it went away; locations neither tried nor held are unknown that tick.
+    """
+
+    TICK = "tick"
+    LAUNCH = "launch"
+
+
 class Kind(StrEnum):
     NONE = "none"
     SPOT = "spot"
@@ -64,7 +78,11 @@ class Observation:
 
     ``overhead_left_s`` is the restart overhead still to run on what is held now (0 when
     nothing is held). ``spot_available[i]`` says whether spot can be had now in location
-    i; ``history`` already includes this observation.
+    i, as far as is known: ``spot_known`` is None when every location is observed each
+    tick (the ``tick`` information model); otherwise ``spot_known[i]`` says whether
+    location i was observed now, and where it was not, ``spot_available[i]`` is True
+    ("not known to be gone": a launch there may or may not succeed). ``history``
+    already includes what is known of this tick.
     """
 
     elapsed_s: float
@@ -79,6 +97,11 @@ class Observation:
     on_demand_price: Decimal
     tick_s: float
     history: AvailabilityHistory
+    spot_known: tuple[bool, ...] | None = None
+
+    def known(self, location: int) -> bool:
+        """Is ``spot_available[location]`` an observation of now (not a guess)?"""
+        return self.spot_known is None or self.spot_known[location]
 
     @property
     def work_left_s(self) -> float:

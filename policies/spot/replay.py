@@ -15,6 +15,23 @@ Model (issue 5, kept exactly so results compare with "Can't Be Late", NSDI '24):
   instant added up two ways differs by float rounding, never by that much).
 
 Ticks past the end of a trace count as "spot unavailable".
+
+What the policy learns of availability is the information model (``Information``):
+
+- ``tick`` (the published model, the default): at each tick the policy sees every
+  location's availability, and the history observes all of them;
+- ``launch`` (what the daemon can really know): the policy sees only the location of
+  the spot it holds (still up, or gone: a preemption); every other location is
+  unknown (``Observation.spot_known``) and the history gets no observation of it that
+  tick. Requesting spot in a location other than the one held is a launch attempt,
+  which tells whether spot was there during that tick (the history records it). A
+  launch into a location without spot fails the way a real one does: SkyPilot's
+  request is refused for capacity after a while, no instance ever ran, so nothing is
+  billed, no work is done, no restart overhead is started, and the job holds nothing
+  for the rest of that tick (whatever it held before was stopped first: the daemon
+  never runs two attempts of a job at once). Its next decision is at the next tick.
+  Requesting spot where the policy was *told* it is gone (the held location, just
+  preempted) is still an error.
 """
 
 from __future__ import annotations
@@ -29,6 +46,7 @@ from gpuopt.policies.spot.model import (
     NOTHING,
     TIME_TOLERANCE_S,
     Hold,
+    Information,
     Kind,
     Observation,
     SpotPolicy,
@@ -75,7 +93,18 @@ class SimResult:
     finish_s: float
     met_deadline: bool
     preemptions: int
-    decisions: tuple[Hold, ...]
+    decisions: tuple[Hold, ...]  # what the policy requested at each tick
+    # ticks whose spot request found no spot (``launch`` model only): nothing was held
+    failed_at: tuple[int, ...] = ()
+
+    @property
+    def failed_launches(self) -> int:
+        return len(self.failed_at)
+
+    def held(self) -> tuple[Hold, ...]:
+        """What was held at each tick (a failed launch held nothing)."""
+        failed = set(self.failed_at)
+        return tuple(NOTHING if t in failed else d for t, d in enumerate(self.decisions))
 
     def labels(self, locations: int) -> list[str]:
         return [d.label(locations) for d in self.decisions]
@@ -88,24 +117,46 @@ def price_of(hold: Hold, sc: Scenario) -> Decimal:
     return sc.spot_prices[hold.location]
 
 
-def simulate(sc: Scenario, policy: SpotPolicy) -> SimResult:
+def _known(sc_avail: tuple[bool, ...], holding: Hold,
+           information: Information) -> list[bool | None]:
+    """What is observed of this tick before the decision: everything (``tick``), or
+    only the location of the spot held (``launch``)."""
+    if information is Information.TICK:
+        return list(sc_avail)
+    seen: list[bool | None] = [None] * len(sc_avail)
+    if holding.is_spot:
+        assert holding.location is not None
+        seen[holding.location] = sc_avail[holding.location]
+    return seen
+
+
+def simulate(
+    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
+) -> SimResult:
     gap = sc.gap_s
     gap_dec = Decimal(repr(gap))
     # A policy that has not finished long after the deadline is broken, not just late.
     max_ticks = sc.deadline_ticks + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / gap) + 2
+    if information is Information.LAUNCH:
+        # Failed launches lose whole ticks: allow a policy as many of them as ticks.
+        max_ticks *= 2
     history = AvailabilityHistory.empty(len(sc.traces))
     holding: Hold = NOTHING
     overhead_left = 0.0
     work = 0.0
     billed = Decimal(0)  # sum of price x seconds; divided by 3600 once at the end
     preemptions = 0
+    failed: list[int] = []
     decisions: list[Hold] = []
     for t in range(max_ticks):
         avail = sc.available(t)
+        seen = _known(avail, holding, information)
         if holding.is_spot and not avail[holding.location or 0]:
             holding, overhead_left = NOTHING, 0.0
             preemptions += 1
-        history = history.observe(avail, gap)
+        before = history
+        history = before.observe(seen, gap)
+        known = None if information is Information.TICK else tuple(a is not None for a in seen)
         obs = Observation(
             elapsed_s=t * gap,
             deadline_s=sc.deadline_s,
@@ -114,22 +165,31 @@ def simulate(sc: Scenario, policy: SpotPolicy) -> SimResult:
             restart_overhead_s=sc.restart_overhead_s,
             overhead_left_s=overhead_left,
             holding=holding,
-            spot_available=avail,
+            spot_available=tuple(a is not False for a in seen),
             spot_prices=sc.spot_prices,
             on_demand_price=sc.on_demand_price,
             tick_s=gap,
             history=history,
+            spot_known=known,
         )
         want = policy.decide(obs)
         if want.is_spot:
             loc = want.location if want.location is not None else -1
             if not 0 <= loc < len(avail):
                 raise SimulationError(f"tick {t}: {policy.name} chose unknown location {loc}")
-            if not avail[loc]:
+            if seen[loc] is False:
                 raise SimulationError(
                     f"tick {t}: policy {policy.name} requested spot in location {loc}, "
                     "where the trace says it cannot be had"
                 )
+            if seen[loc] is None:  # a launch attempt tells what was there
+                seen[loc] = avail[loc]
+                history = before.observe(seen, gap)
+                if not avail[loc]:
+                    decisions.append(want)
+                    failed.append(t)
+                    holding, overhead_left = NOTHING, 0.0
+                    continue
         decisions.append(want)
         if want.kind is Kind.NONE:
             holding, overhead_left = NOTHING, 0.0
@@ -149,6 +209,7 @@ def simulate(sc: Scenario, policy: SpotPolicy) -> SimResult:
                 met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
                 preemptions=preemptions,
                 decisions=tuple(decisions),
+                failed_at=tuple(failed),
             )
         work += gain
     raise SimulationError(

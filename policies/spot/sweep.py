@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from gpuopt.policies.spot.model import Information
 from gpuopt.policies.spot.optimum import optimum_cost
 from gpuopt.policies.spot.registry import get_policy
 from gpuopt.policies.spot.replay import Scenario, simulate
@@ -98,13 +99,16 @@ def scenarios(
     return out
 
 
-def run_one(sc: Scenario, policies: Sequence[str]) -> dict[str, tuple[Decimal, bool] | None]:
-    """Cost and deadline met per policy, and the optimum's cost (None if infeasible)."""
+def run_one(
+    sc: Scenario, policies: Sequence[str], information: Information = Information.TICK
+) -> dict[str, tuple[Decimal, bool] | None]:
+    """Cost and deadline met per policy, and the optimum's cost (None if infeasible).
+    The optimum knows the whole trace whatever the policies' information model."""
     out: dict[str, tuple[Decimal, bool] | None] = {}
     opt = optimum_cost(sc)
     out[OPTIMUM] = None if opt is None else (opt, True)
     for name in policies:
-        r = simulate(sc, get_policy(name))
+        r = simulate(sc, get_policy(name), information)
         out[name] = (r.cost, r.met_deadline)
     return out
 
@@ -116,10 +120,11 @@ def run_sweep(
     policies: Sequence[str],
     starts_per_set: int,
     progress: Callable[[], None] | None = None,
+    information: Information = Information.TICK,
 ) -> SweepResult:
     res = SweepResult(deadline_s, tuple(policies), {p: PolicyStats() for p in (*policies, OPTIMUM)})
     for sc in scenarios(sets, job, deadline_s, starts_per_set):
-        add_run(res, run_one(sc, policies))
+        add_run(res, run_one(sc, policies, information))
         if progress is not None:
             progress()
     return res

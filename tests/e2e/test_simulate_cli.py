@@ -137,3 +137,51 @@ def test_sweep_table_json_and_plot(tmp_path: Path) -> None:
                      "on-demand"):
             assert pol[name]["mean_cost"] >= pol["optimum"]["mean_cost"]
         assert pol["auto"]["misses"] == 0
+
+
+def test_information_launch_json_on_hand_made_traces(tmp_path: Path) -> None:
+    # Zone a never has spot, zone b always (task 1 h, 6 min restarts, deadline 2 h).
+    # tick: spot:1 at once -> 6 min + 1 h of spot = 7 ticks at 0.2 USD, ends at 1.1 h.
+    # launch: nothing is known, zone a is tried first and fails (no bill, a tick lost),
+    # then zone b: the same 7 ticks of spot, ending one tick (1/6 h) later.
+    a = _write(tmp_path, "a.json", [1] * 20)
+    b = _write(tmp_path, "b.json", [0] * 20)
+    args = ["--trace", str(a), "--trace", str(b), *JOB, "--deadline-hours", "2", "--json"]
+    tick = json.loads(_run(*args).stdout)
+    same = json.loads(_run(*args, "--information", "tick").stdout)
+    res = _run(*args, "--information", "launch")
+    assert res.returncode == 0, res.stderr
+    launch = json.loads(res.stdout)
+    assert tick == same
+    assert set(launch) == set(tick)
+    assert tick["decisions"] == ["spot:1"] * 7
+    assert launch["decisions"] == ["spot:0"] + ["spot:1"] * 7
+    assert tick["cost"] == pytest.approx(1.4) and launch["cost"] == pytest.approx(1.4)
+    assert launch["finish_hours"] == pytest.approx(1.1 + 1 / 6)
+    assert launch["met_deadline"] is True
+
+
+def test_information_launch_summary_and_bad_value(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "a.json", [1, 1] + [0] * 20)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--policy", "greedy",
+               "--information", "launch")
+    assert res.returncode == 0, res.stderr
+    assert "failed launches" in res.stdout and "launch information" in " ".join(
+        res.stdout.split())
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--information", "all")
+    assert res.returncode == 2
+    assert "--information 'all': choose one of tick, launch" in " ".join(res.stderr.split())
+    assert "Traceback" not in res.stderr
+
+
+def test_sweep_on_launch_information_meets_every_deadline() -> None:
+    _need_traces()
+    res = _run("--trace", str(TRACE_2022 / "us-west-2a_v100_1.json"),
+               "--trace", str(TRACE_2022 / "us-west-2b_v100_1.json"),
+               "--task-hours", "48", "--deadline-hours", "52", "--sweep", "--starts", "2",
+               "--information", "launch", "--json")
+    assert res.returncode == 0, res.stderr
+    (doc,) = json.loads(res.stdout)
+    assert doc["runs"] == 6
+    assert doc["policies"]["auto"]["misses"] == 0
+    assert doc["policies"]["auto"]["mean_cost"] >= doc["policies"]["optimum"]["mean_cost"]

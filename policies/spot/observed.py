@@ -1,0 +1,147 @@
+"""What the daemon has really observed of spot in a place, folded into the history the
+spot policy reads (pure: the store loads the rows, this turns them into ticks).
+
+An observation is one event at one instant in one place (cloud, region, zone,
+instance type, market):
+
+- ``launch_ok``: a spot launch there succeeded: spot was there; the job then holds it,
+  so it is known to stay up until ``preempted`` (it went away) or ``released`` (the
+  daemon stopped it of its own accord: the job ended or moved; known up until then);
+- ``capacity_failure``: a spot launch there failed for capacity: no spot at that moment;
+- ``offer_gone`` / ``offer_present``: a price poll no longer lists / lists again a spot
+  offer there. No listed offer means no spot (unavailable until it is listed again); a
+  listed offer proves nothing about capacity, so it only ends the ``offer_gone`` state;
+- ``placement_score``: AWS's spot placement score (``value``, 1-10) from a price poll:
+  kept for the estimates, not an observation of availability here.
+
+:func:`fold_place` turns a place's observations into what each decision tick knew, the
+way the simulator's ``launch`` information model does: tick k covers
+``[start + k x tick, start + (k + 1) x tick)``; it is True (available), False, or None
+(nothing learned). Within a tick the last observation decides; the ticks of a hold are
+True from its launch to the tick before its preemption (False) or its release (True);
+the ticks after an ``offer_gone`` are False until an ``offer_present``. Observations
+before ``start`` only set the state carried in (a hold, an unlisted offer).
+:func:`fold_history` feeds the ticks of several places, tick by tick, to an
+:class:`AvailabilityHistory`, exactly as the simulator does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from gpuopt.core.places import Place
+from gpuopt.policies.spot.history import AvailabilityHistory
+from gpuopt.providers.offer import Market
+
+
+class ObservationKind(StrEnum):
+    LAUNCH_OK = "launch_ok"
+    CAPACITY_FAILURE = "capacity_failure"
+    PREEMPTED = "preempted"
+    RELEASED = "released"
+    OFFER_PRESENT = "offer_present"
+    OFFER_GONE = "offer_gone"
+    PLACEMENT_SCORE = "placement_score"
+
+
+@dataclass(frozen=True, slots=True)
+class SpotPlace:
+    """Where availability is observed: a place, an instance type and a market."""
+
+    place: Place
+    instance_type: str
+    market: Market = Market.SPOT
+
+    def __str__(self) -> str:
+        return f"{self.place} {self.instance_type} ({self.market.value})"
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    at: datetime
+    kind: ObservationKind
+    value: int | None = None
+
+
+def _ticks(start: datetime, now: datetime, tick_s: float) -> int:
+    """Ticks from ``start`` up to and including the one holding ``now``."""
+    if tick_s <= 0:
+        raise ValueError("tick_s must be > 0")
+    if now < start:
+        return 0
+    return math.floor((now - start).total_seconds() / tick_s) + 1
+
+
+def fold_place(
+    observations: Sequence[Observed], start: datetime, now: datetime, tick_s: float
+) -> list[bool | None]:
+    """What each tick from ``start`` to ``now`` knew of spot in one place (module doc)."""
+    n = _ticks(start, now, tick_s)
+    seen: list[bool | None] = [None] * n
+    held = False  # a launch succeeded and neither a preemption nor a release followed
+    held_from = 0  # first tick the current hold covers
+    unlisted = False
+    unlisted_from = 0
+
+    def fill(from_tick: int, to_tick: int, value: bool) -> None:
+        for k in range(max(from_tick, 0), min(to_tick, n)):
+            if seen[k] is None:
+                seen[k] = value
+
+    for ob in sorted(observations, key=lambda o: o.at):
+        if ob.at > now:
+            break
+        k = math.floor((ob.at - start).total_seconds() / tick_s)  # < 0: before start
+        kind = ob.kind
+        if kind is ObservationKind.PLACEMENT_SCORE:
+            continue
+        if kind is ObservationKind.OFFER_PRESENT:
+            if unlisted:
+                fill(unlisted_from, k, False)
+                unlisted = False
+            continue
+        if kind is ObservationKind.OFFER_GONE:
+            if not unlisted:
+                unlisted, unlisted_from = True, k + 1
+            value: bool = False
+        elif kind is ObservationKind.LAUNCH_OK:
+            if held:
+                fill(held_from, k, True)
+            held, held_from = True, k + 1
+            value = True
+        elif kind is ObservationKind.CAPACITY_FAILURE:
+            value = False
+        elif kind is ObservationKind.PREEMPTED:
+            if held:
+                fill(held_from, k, True)
+                held = False
+            value = False
+        else:  # RELEASED
+            if held:
+                fill(held_from, k, True)
+                held = False
+            value = True
+        if 0 <= k < n:
+            seen[k] = value  # the last observation of a tick decides
+            # ticks already filled after this one cannot exist: observations are in order
+    if held:
+        fill(held_from, n, True)
+    if unlisted:
+        fill(unlisted_from, n, False)
+    return seen
+
+
+def fold_history(
+    places: Sequence[Sequence[Observed]], start: datetime, now: datetime, tick_s: float
+) -> AvailabilityHistory:
+    """The history of several places (one list of observations each, in the order the
+    policy's locations are numbered), built tick by tick as the simulator builds it."""
+    columns = [fold_place(obs, start, now, tick_s) for obs in places]
+    history = AvailabilityHistory.empty(len(places))
+    for k in range(_ticks(start, now, tick_s)):
+        history = history.observe([col[k] for col in columns], tick_s)
+    return history
