@@ -38,6 +38,10 @@ def placement_context(
     observed: Mapping[Place, tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlacementContext:
+    # [clouds] enabled narrows every plan to the clouds this installation launches on
+    # (unset or empty: any, as the local executor runs jobs whatever cloud priced them).
+    overrides.setdefault(
+        "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
     return PlacementContext(
         now=now,
         deadline_at=deadline_at,

@@ -50,12 +50,16 @@ def check_runnable(
     *,
     preempt_after: Sequence[float] = (),
     sky_client: Callable[[], SkyClient] | None = None,
-) -> None:
-    """Raise :class:`SubmitRefused` when ``executor`` cannot run ``spec`` as written."""
+) -> frozenset[str] | None:
+    """Raise :class:`SubmitRefused` when ``executor`` cannot run ``spec`` as written.
+
+    Returns the gpuopt clouds the executor can launch on (SkyPilot: those it has
+    enabled), for the plan to stay within; None: any (the local executor)."""
+    if executor == "skypilot":
+        return _check_skypilot(job, spec, preempt_after, sky_client)
     if executor == "local":
         _check_local(job, spec)
-    elif executor == "skypilot":
-        _check_skypilot(job, spec, preempt_after, sky_client)
+    return None
 
 
 def _check_local(job: JobFile, spec: JobSpec) -> None:
@@ -76,7 +80,7 @@ def _check_local(job: JobFile, spec: JobSpec) -> None:
 
 
 def _check_skypilot(job: JobFile, spec: JobSpec, preempt_after: Sequence[float],
-                    sky_client: Callable[[], SkyClient] | None) -> None:
+                    sky_client: Callable[[], SkyClient] | None) -> frozenset[str]:
     from gpuopt.providers.extras import require_extra
 
     if preempt_after:
@@ -97,11 +101,12 @@ def _check_skypilot(job: JobFile, spec: JobSpec, preempt_after: Sequence[float],
             f"node is lost when a spot node is preempted, so nothing could resume from it: "
             f"set checkpoint.dir to a bucket ({', '.join(s + '...' for s in SKY_BUCKETS[:2])}"
             f"), mounted where GPUOPT_CHECKPOINT_DIR says, or use --executor local")
-    _check_enabled_clouds(job, spec, sky_client)
+    return _check_enabled_clouds(job, spec, sky_client)
 
 
 def _check_enabled_clouds(job: JobFile, spec: JobSpec,
-                          sky_client: Callable[[], SkyClient] | None) -> None:
+                          sky_client: Callable[[], SkyClient] | None) -> frozenset[str]:
+    """The registered clouds SkyPilot has enabled; refused when the job may use none."""
     from gpuopt.jobs.executors import sky_client as sky_client_module
 
     client = (sky_client or sky_client_module.default_client)()
@@ -116,7 +121,9 @@ def _check_enabled_clouds(job: JobFile, spec: JobSpec,
 
     # SkyPilot answers with its own cloud names; the registry maps gpuopt's onto them.
     wanted = set(spec.resources.clouds or cloud_names())
-    if not {get_cloud(c).skypilot_name for c in wanted} & {c.lower() for c in enabled}:
+    on_sky = {c.lower() for c in enabled}
+    usable = frozenset(c for c in cloud_names() if get_cloud(c).skypilot_name in on_sky)
+    if not usable & wanted:
         allowed = ", ".join(sorted(wanted))
         has = ", ".join(sorted(enabled)) or "none"
         where = job.where("resources", "clouds") if spec.resources.clouds else str(job.path)
@@ -125,3 +132,4 @@ def _check_enabled_clouds(job: JobFile, spec: JobSpec,
             f"enabled in SkyPilot: {has}): run `sky check` to enable one"
             + (", or allow another in resources.clouds" if spec.resources.clouds else "")
             + ", or use --executor local")
+    return usable

@@ -67,6 +67,9 @@ class PlacementContext:
     markets: tuple[Market, ...] | None = None  # force e.g. (ON_DEMAND,) under a deadline
     top: int = 20
     minimize: Literal["cost", "time"] = "cost"  # time: the fastest within the limits
+    # The clouds this installation can launch on ([clouds] enabled; at a SkyPilot submit,
+    # also what SkyPilot has enabled), narrowing the job's own resources.clouds. None: all.
+    clouds: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +291,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
     clouds = set(spec.resources.clouds)
+    if ctx.clouds is not None:
+        clouds &= ctx.clouds
     regions = set(spec.resources.regions) if spec.resources.regions else None
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)

@@ -47,6 +47,14 @@ class Cloud:
     # SkyPilot's GpuInfo column holds just the accelerator name (GCP, Azure) rather than
     # the {'Gpus': [...], 'TotalGpuMemoryInMiB'} dict the other fetchers write.
     skypilot_gpu_info_is_name: bool = False
+    # The cloud's API error codes (as SkyPilot passes them on) that say a launch found no
+    # capacity (trying again, elsewhere or later, may succeed) or hit an account quota
+    # (retrying cannot help). Matched as whole words by jobs/executors/capacity_errors.py.
+    capacity_error_codes: tuple[str, ...] = ()
+    quota_error_codes: tuple[str, ...] = ()
+    # Codes that mean a quota only in a message that says "quota" (they refuse other
+    # operations too).
+    quota_error_codes_if_named: tuple[str, ...] = ()
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -71,6 +79,10 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "MaximumEfaInterfaces",
             ),
             sdk_modules=("boto3", "botocore"),
+            # EC2 API error codes (AWSEC2/latest/APIReference/errors-overview.html)
+            capacity_error_codes=("InsufficientInstanceCapacity", "SpotMaxPriceTooLow",
+                                  "MaxSpotInstanceCountExceeded"),
+            quota_error_codes=("VcpuLimitExceeded", "InstanceLimitExceeded"),
         ),
         Cloud(
             name="gcp", display_name="GCP", adapter_module="gpuopt.providers.gcp",
@@ -82,6 +94,11 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             ),
             sdk_modules=("google.cloud.compute_v1", "google.cloud.billing_v1"),
             skypilot_gpu_info_is_name=True,
+            # Compute Engine operation error codes (cloud.google.com/compute/docs/troubleshooting)
+            capacity_error_codes=("ZONE_RESOURCE_POOL_EXHAUSTED",
+                                  "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", "STOCKOUT",
+                                  "insufficientCapacity"),
+            quota_error_codes=("QUOTA_EXCEEDED", "quotaExceeded"),
         ),
         Cloud(
             name="azure", display_name="Azure", adapter_module="gpuopt.providers.azure",
@@ -93,6 +110,14 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_gpu_names=MappingProxyType({"A100-80GB-PCIe": "A100-80GB",
                                                  "H100-NVL": "H100"}),
             skypilot_gpu_info_is_name=True,
+            # Azure Resource Manager error codes (learn.microsoft.com: virtual-machines/
+            # allocation-failure, azure-resource-manager/troubleshooting/error-sku-not-available)
+            capacity_error_codes=("SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",
+                                  "OverconstrainedAllocationRequest",
+                                  "OverconstrainedZonalAllocationRequest"),
+            quota_error_codes=("QuotaExceeded",),
+            # core quotas are reported as OperationNotAllowed, which refuses other things too
+            quota_error_codes_if_named=("OperationNotAllowed",),
         ),
         # GPU clouds. No spot advisor data; RunPod's and Vast.ai's interruptible pods are
         # reclaimed whenever a higher bid or an on-demand renter arrives, so their hazard

@@ -37,25 +37,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-CAPACITY_CODES = {
-    "aws": ("InsufficientInstanceCapacity", "SpotMaxPriceTooLow",
-            "MaxSpotInstanceCountExceeded"),
-    "gcp": ("ZONE_RESOURCE_POOL_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
-            "STOCKOUT", "insufficientCapacity"),
-    "azure": ("SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",
-              "OverconstrainedAllocationRequest", "OverconstrainedZonalAllocationRequest"),
-}
-QUOTA_CODES = {
-    "aws": ("VcpuLimitExceeded", "InstanceLimitExceeded"),
-    "gcp": ("QUOTA_EXCEEDED", "quotaExceeded"),
-    "azure": ("QuotaExceeded",),
-}
-# Azure reports core quotas as OperationNotAllowed; the same code also refuses other
-# operations, so it counts as a quota only in a text that names one.
-AZURE_QUOTA_IF_NAMED = "OperationNotAllowed"
+from gpuopt.providers.clouds import registered_clouds
 
-_CAPACITY = frozenset(c for codes in CAPACITY_CODES.values() for c in codes)
-_QUOTA = frozenset(c for codes in QUOTA_CODES.values() for c in codes)
 _WORD = re.compile(r"[A-Za-z_]+")
 _QUOTA_WORD = re.compile(r"\bquota\b", re.IGNORECASE)
 
@@ -75,14 +58,30 @@ class Verdict:
         return f"{self.problem.value}: {', '.join(self.codes)}" if self.codes else ""
 
 
+def capacity_codes() -> frozenset[str]:
+    """Every registered cloud's capacity error codes (providers/clouds.py)."""
+    return frozenset(c for cloud in registered_clouds() for c in cloud.capacity_error_codes)
+
+
+def quota_codes() -> frozenset[str]:
+    return frozenset(c for cloud in registered_clouds() for c in cloud.quota_error_codes)
+
+
+def _quota_codes_if_named() -> frozenset[str]:
+    return frozenset(c for cloud in registered_clouds()
+                     for c in cloud.quota_error_codes_if_named)
+
+
 def codes_in(text: str) -> list[str]:
     """The capacity and quota codes in one text, in order, each once."""
+    capacity, quota, if_named = capacity_codes(), quota_codes(), _quota_codes_if_named()
+    words = _WORD.findall(text)
     found: list[str] = []
-    for word in _WORD.findall(text):
-        if (word in _CAPACITY or word in _QUOTA) and word not in found:
+    for word in words:
+        if (word in capacity or word in quota) and word not in found:
             found.append(word)
-    if AZURE_QUOTA_IF_NAMED in _WORD.findall(text) and _QUOTA_WORD.search(text):
-        found.append(AZURE_QUOTA_IF_NAMED)
+    if _QUOTA_WORD.search(text):
+        found.extend(c for c in if_named if c in words and c not in found)
     return found
 
 
@@ -93,7 +92,7 @@ def classify_texts(texts: Iterable[str]) -> Verdict:
         for code in codes_in(text):
             if code not in codes:
                 codes.append(code)
-    if any(c in _CAPACITY for c in codes):
+    if any(c in capacity_codes() for c in codes):
         return Verdict(LaunchProblem.CAPACITY, tuple(codes))
     if codes:
         return Verdict(LaunchProblem.QUOTA, tuple(codes))

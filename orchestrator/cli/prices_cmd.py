@@ -104,17 +104,27 @@ def show_prices(
         err_console().print(f"{len(current.offers) - limit} more offers (use --limit 0 for all)")
 
 
+# "where" is cloud/region-or-zone, as `gpuopt plan` writes it. It wraps only when longer
+# than the big clouds' places ("gcp/europe-west4-a"): a marketplace's location
+# ("vast/United Kingdom, GB, EU") folds at its spaces instead of pushing the instance type
+# out of an 80-column table.
+WHERE_MIN = 18
+
+
+def _where(o: Offer) -> str:
+    return f"{o.cloud}/{o.zone or o.region}"
+
 def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool) -> None:
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
 
     # Narrower terminals drop vCPU and RAM first, then the age and $/h (= $/GPU-h x GPUs),
     # then the instance type.
-    cols = [Col("$/GPU-h", NUM), Col("$/h", NUM, optional=2), Col("GPUs", ID), Col("cloud", ID),
-            Col("region / zone", ID), Col("instance type", ID, optional=1),
+    cols = [Col("$/GPU-h", NUM), Col("$/h", NUM, optional=2), Col("GPUs", ID),
+            Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=1),
             Col("market", ID), Col("vCPU", NUM, optional=3), Col("RAM GiB", NUM, optional=3),
             Col("age", NUM, optional=2)]
     rows = [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
-             f"{o.gpu_count}x{o.gpu}", o.cloud, o.zone or o.region, o.instance_type,
+             f"{o.gpu_count}x{o.gpu}", _where(o), o.instance_type,
              short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
              _age(now, o.observed_at)] for o in offers]
     print_table(console, cols, rows, wide=wide)
@@ -295,10 +305,10 @@ def _history_table(points: list[HistoryPoint], snapshot: bool, console: Console,
                    wide: bool) -> None:
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
 
-    cols = [Col("cloud", ID), Col("region / zone", ID), Col("instance type", ID, optional=1),
+    cols = [Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=1),
             Col("market", ID), Col("GPUs", ID), Col("$/h", NUM, optional=2),
             Col("$/GPU-h", NUM), Col("from", ID), Col("last seen", ID, optional=3)]
-    rows = [[p.offer.cloud, p.offer.zone or p.offer.region, p.offer.instance_type,
+    rows = [[_where(p.offer), p.offer.instance_type,
              short_market(p.offer.market.value), f"{p.offer.gpu_count}x{p.offer.gpu}",
              f"{p.offer.price_per_hour:,.4f}", f"{p.offer.price_per_gpu_hour:.4f}",
              f"snapshot {p.first_seen:%Y-%m-%d}" if snapshot

@@ -70,10 +70,12 @@ def submit(
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
         raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
-    drill = _pre_store_checks(job_file, spec, kind, preempt_after)
+    drill, launchable = _pre_store_checks(job_file, spec, kind, preempt_after)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
-        planned = plan_spec(spec, settings, store, now, top=5)
+        extra: dict[str, object] = (
+            {} if launchable is None else {"clouds": _narrowed(settings, launchable)})
+        planned = plan_spec(spec, settings, store, now, top=5, **extra)
         print_plan(spec.name or job_file.name, planned)
         if planned.plan.best is None:
             raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
@@ -97,9 +99,16 @@ def submit(
             store.close()
 
 
-def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str,
-                      preempt_after: str | None) -> tuple[float, ...]:
-    """Refuse (exit 2) what the executor cannot run; returns the drill's times."""
+def _narrowed(settings: Settings, launchable: frozenset[str]) -> frozenset[str]:
+    """The executor's clouds, within [clouds] enabled when that is set."""
+    enabled = settings.clouds.enabled
+    return launchable & frozenset(enabled) if enabled else launchable
+
+
+def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str, preempt_after: str | None
+                      ) -> tuple[tuple[float, ...], frozenset[str] | None]:
+    """Refuse (exit 2) what the executor cannot run; returns the drill's times and the
+    clouds the executor can launch on (None: any)."""
     from gpuopt.jobs.executors.fault_injection import parse_preempt_after
     from gpuopt.orchestrator.submit_checks import JobFile, SubmitRefused, check_runnable
 
@@ -110,8 +119,8 @@ def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str,
         except ValueError as err:
             raise SubmitRefused(f"--preempt-after {err}") from None
     text = job_file.read_text(encoding="utf-8")
-    check_runnable(JobFile(job_file, text), spec, kind, preempt_after=drill)
-    return drill
+    launchable = check_runnable(JobFile(job_file, text), spec, kind, preempt_after=drill)
+    return drill, launchable
 
 
 def _store_with_drill(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,

@@ -1,0 +1,54 @@
+"""A plan stays on the clouds the installation can launch on: [clouds] enabled, and at a
+SkyPilot submit what SkyPilot has enabled, narrowing the job's own resources.clouds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from gpuopt.jobs.loader import load_job_spec
+from gpuopt.orchestrator.config import load_config
+from gpuopt.orchestrator.planning import plan_spec
+from gpuopt.orchestrator.submit_checks import JobFile, check_runnable
+from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
+
+REPO = Path(__file__).resolve().parents[2]
+JOB = REPO / "deploy" / "examples" / "full-13b-zero3.yaml"
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _clouds_of(planned) -> set[str]:  # type: ignore[no-untyped-def]
+    return {c.offer.cloud for c in planned.plan.candidates}
+
+
+def test_enabled_clouds_narrow_the_plan(tmp_path: Path) -> None:
+    spec = load_job_spec(JOB, purpose="plan", now=NOW)
+    anywhere = plan_spec(spec, load_config(env={}), None, NOW, top=20)
+    assert len(_clouds_of(anywhere)) > 1  # the job allows several: narrowing is visible
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[clouds]\nenabled = ["gcp"]\n', encoding="utf-8")
+    only_gcp = plan_spec(spec, load_config(cfg, env={}), None, NOW, top=20)
+    assert only_gcp.plan.best is not None and _clouds_of(only_gcp) == {"gcp"}
+
+
+def test_an_empty_enabled_list_narrows_nothing(tmp_path: Path) -> None:
+    spec = load_job_spec(JOB, purpose="plan", now=NOW)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[clouds]\nenabled = []\n", encoding="utf-8")
+    assert _clouds_of(plan_spec(spec, load_config(cfg, env={}), None, NOW, top=20)) == \
+        _clouds_of(plan_spec(spec, load_config(env={}), None, NOW, top=20))
+
+
+@pytest.mark.parametrize("enabled", [("AWS",), ("gcp", "kubernetes"), ("Azure", "AWS")])
+def test_a_skypilot_submit_plans_on_what_skypilot_has_enabled(
+        enabled: tuple[str, ...], tmp_path: Path) -> None:
+    spec = load_job_spec(JOB, purpose="plan", now=NOW)
+    world = FakeSkyWorld(tmp_path, enabled=enabled)
+    launchable = check_runnable(JobFile(JOB, JOB.read_text(encoding="utf-8")), spec,
+                                "skypilot", sky_client=lambda: FakeSkyClient(world))
+    want = {c.lower() for c in enabled} - {"kubernetes"}
+    assert launchable == frozenset(want)
+    planned = plan_spec(spec, load_config(env={}), None, NOW, top=20, clouds=launchable)
+    assert planned.plan.best is not None and _clouds_of(planned) <= want
