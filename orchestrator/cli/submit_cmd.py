@@ -73,9 +73,9 @@ def submit(
     drill, launchable = _pre_store_checks(job_file, spec, kind, preempt_after)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
-        extra: dict[str, object] = (
-            {} if launchable is None else {"clouds": _narrowed(settings, launchable)})
-        planned = plan_spec(spec, settings, store, now, top=5, **extra)
+        clouds = None if launchable is None else _narrowed(settings, launchable)
+        planned = (plan_spec(spec, settings, store, now, top=5) if clouds is None
+                   else plan_spec(spec, settings, store, now, top=5, clouds=clouds))
         print_plan(spec.name or job_file.name, planned)
         if planned.plan.best is None:
             raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
