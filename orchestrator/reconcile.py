@@ -49,8 +49,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlmodel import col
-
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import (
@@ -162,11 +160,10 @@ def reconcile_once(
 
 
 def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of
+    from gpuopt.orchestrator.store.jobs_repo import job_with_attempts
 
     with store.session() as session:
-        job = session.get(JobRow, job_id)
-        return job, attempts_of(session, [job_id])[job_id] if job else []
+        return job_with_attempts(session, job_id)
 
 
 def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None, now: datetime,
@@ -381,15 +378,12 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
     stays in the ledger), end the job. A loop that is launching an attempt right now
     sees the request after its launch and stops what it launched. Every earlier attempt
     of the job is stopped too (idempotent), so nothing an attempt left behind survives."""
-    from sqlalchemy import update
-
-    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job
+    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job, set_job
 
     with store.transaction() as session:
         job = find_job(session, job_id)
         if job.status in LIVE_JOB_STATUSES and not job.cancel_requested:
-            session.execute(update(JobRow).where(col(JobRow.id) == job.id)
-                            .values(cancel_requested=True, updated_at=now))
+            set_job(session, job.id, now, cancel_requested=True)
             add_event(session, job.id, now, "cancel", "cancellation requested")
     if job.status in LIVE_JOB_STATUSES:
         _step_job(store, executor_for, None, now, job.id, StepReport())
@@ -471,15 +465,10 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
-    from sqlalchemy import select
-
-    from gpuopt.orchestrator.store.jobs_repo import add_event
+    from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
 
     with store.session() as session:  # the committed row, with its id
-        saved = session.execute(
-            select(AttemptRow).where(col(AttemptRow.job_id) == job.id,
-                                     col(AttemptRow.number) == row.number)
-        ).scalar_one()
+        saved = attempt_by_number(session, job.id, row.number)
     kind: FailureKind
     try:
         executor.launch(attempt_spec(job, spec, saved))

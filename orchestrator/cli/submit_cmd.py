@@ -183,7 +183,7 @@ def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, k
     from gpuopt.core.money import to_micros
     from gpuopt.jobs.resolved import resolved_json
     from gpuopt.orchestrator.job_secrets import forget_secrets, save_secrets
-    from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
+    from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
     job_file = job.path
@@ -206,9 +206,7 @@ def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, k
     save_secrets(job_id, secrets)
     try:
         with store.transaction() as session:
-            session.add(row)
-            session.flush()  # the job row before its event (foreign key)
-            add_event(session, job_id, now, "submitted", f"queued; plan: {best.reason}")
+            insert_job(session, row, f"queued; plan: {best.reason}")
     except BaseException:
         forget_secrets(job_id)
         raise

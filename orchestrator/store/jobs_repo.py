@@ -38,6 +38,40 @@ def add_event(session: Session, job_id: str, at: datetime, kind: str, message: s
     session.add(JobEventRow(job_id=job_id, at=at, kind=kind, message=message))
 
 
+def insert_job(session: Session, job: JobRow, message: str) -> None:
+    """A new job row and its first event ("submitted") in the caller's transaction."""
+    session.add(job)
+    session.flush()  # the job row before its event (foreign key)
+    add_event(session, job.id, job.submitted_at, "submitted", message)
+
+
+def find_job_row(session: Session, job_id: str) -> JobRow | None:
+    """The job with exactly this id, or None."""
+    return session.get(JobRow, job_id)
+
+
+def job_with_attempts(session: Session, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
+    """The job (None if there is none) and its attempts, oldest first."""
+    job = find_job_row(session, job_id)
+    return job, attempts_of(session, [job_id])[job_id] if job else []
+
+
+def attempt_by_number(session: Session, job_id: str, number: int) -> AttemptRow:
+    """The committed attempt ``number`` of the job (NoResultFound if there is none)."""
+    return session.execute(
+        select(AttemptRow).where(col(AttemptRow.job_id) == job_id,
+                                 col(AttemptRow.number) == number)
+    ).scalar_one()
+
+
+def set_job(session: Session, job_id: str, now: datetime | None = None, **values: Any) -> None:
+    """``UPDATE jobs SET ...`` whatever its status (bookkeeping columns: cancel_requested,
+    step_failures); ``now`` also sets updated_at."""
+    if now is not None:
+        values["updated_at"] = now
+    session.execute(update(JobRow).where(col(JobRow.id) == job_id).values(**values))
+
+
 def find_job(session: Session, job_id: str) -> JobRow:
     """The job with this id, or the only one whose id starts with it; else UserError (exit 2)."""
     row = session.get(JobRow, job_id)
