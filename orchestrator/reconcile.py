@@ -87,6 +87,7 @@ from gpuopt.policies.lifecycle import (
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.placing import TickInputs
 
 __all__ = ["LAUNCH_GRACE", "STEP_FAILURES_TO_FAIL", "StepReport", "cancel_job", "reconcile_once"]
 OPEN = OPEN_ATTEMPT_PHASES
@@ -139,13 +140,14 @@ def reconcile_once(
 
     step_now = now or datetime.now(UTC)
     report = StepReport()
+    tick = _OncePerStep(store, settings, step_now)
     with store.session() as session:
         ids = live_job_ids(session)
     for job_id in ids:
         if keep_going is not None and not keep_going():
             break
         try:
-            _step_job(store, executor_for, settings, step_now, job_id, report)
+            _step_job(store, executor_for, tick, step_now, job_id, report)
         except Exception as err:  # one broken job never stops the others
             report.errors.append((job_id, f"{type(err).__name__}: {err}"))
             report.failed_steps.append((job_id, type(err).__name__))
@@ -159,6 +161,24 @@ def reconcile_once(
     return report
 
 
+@dataclass
+class _OncePerStep:
+    """The step's TickInputs (offers, observed preemptions), loaded at its first placement
+    and handed to every job placed after it."""
+
+    store: Store
+    settings: Settings
+    now: datetime
+    _inputs: TickInputs | None = None
+
+    def __call__(self) -> TickInputs:
+        if self._inputs is None:
+            from gpuopt.orchestrator.placing import load_tick_inputs
+
+            self._inputs = load_tick_inputs(self.store, self.settings, self.now)
+        return self._inputs
+
+
 def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
     from gpuopt.orchestrator.store.jobs_repo import job_with_attempts
 
@@ -166,8 +186,8 @@ def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
         return job_with_attempts(session, job_id)
 
 
-def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None, now: datetime,
-              job_id: str, report: StepReport) -> None:
+def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None,
+              now: datetime, job_id: str, report: StepReport) -> None:
     job, attempts = _load(store, job_id)
     if job is None or job.status not in LIVE_JOB_STATUSES:
         return
@@ -187,7 +207,7 @@ def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None
         _finish_job(store, job, now, JobStatus.CANCELLED, report,
                     reason="cancelled by the user")
         return
-    _place_and_launch(store, executor, settings, job, attempts, now, report)
+    _place_and_launch(store, executor, tick, job, attempts, now, report)
 
 
 # -- watching an open attempt ---------------------------------------------------------
@@ -397,15 +417,15 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 
 
 # -- placing and launching --------------------------------------------------------------
-def _place_and_launch(store: Store, executor: Executor, settings: Settings | None, job: JobRow,
-                      attempts: Sequence[AttemptRow], now: datetime,
+def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | None,
+                      job: JobRow, attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
     from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.placing import NoPlace, Wait, decide_placement
-    from gpuopt.orchestrator.store.jobs_repo import claim_attempt, recent_preemptions
+    from gpuopt.orchestrator.store.jobs_repo import claim_attempt
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 
-    if settings is None:
+    if tick is None:
         return  # cancel_job's step: never places
     spec = load_stored_spec(job)
     history = past_attempts(attempts)
@@ -415,11 +435,8 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
         report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
                                        f"next try at {not_before.isoformat(timespec='seconds')}"))
         return
-    window = settings.placement.avoid_window
-    with store.session() as session:
-        preemptions = recent_preemptions(session, now - window, job.executor)
-    decision = decide_placement(spec, job, attempts, settings,
-                                store, now, preemptions, job_cost_micros(attempts, now),
+    decision = decide_placement(spec, job, attempts, tick.settings, tick(),
+                                job_cost_micros(attempts, now),
                                 also_avoid=places_to_avoid(history))
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))

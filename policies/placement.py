@@ -140,10 +140,16 @@ class Plan:
     # The cost/time Pareto set of every placement within the limits, cheapest first:
     # each row is faster than every cheaper one.
     frontier: tuple[Candidate, ...] = ()
+    # The best placement in each market searched (reserved capacity counts as on-demand):
+    # what ``plan_job`` with ``markets=(m,)`` would pick, without planning again.
+    best_by_market: Mapping[Market, Candidate] = field(default_factory=dict)
 
     @property
     def best(self) -> Candidate | None:
         return self.candidates[0] if self.candidates else None
+
+    def best_in(self, market: Market) -> Candidate | None:
+        return self.best_by_market.get(market)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +327,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
     heap: list[tuple[float, float, int, _Found]] = []  # the top N, worst at heap[0]
     best_of_gpu: dict[str, _Found] = {}  # cheapest per GPU model, for the pick's reason
+    # the best of each market, keyed like the heap (a top 1 of that market alone)
+    market_best: dict[Market, tuple[float, float, _Found]] = {}
     best_cost: dict[str, float] = {}  # the same, as floats for the bounds
     frontier = _Frontier()
     cap_f = float(cap) if cap is not None else None
@@ -366,11 +374,15 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                         cap_f is not None and price > cap_f):
                     break
                 full = len(heap) >= top_n
-                if full and floor >= best_cost.get(gpu_name, inf):
+                bound = (least, floor) if by_time else (floor, least)
+                mine = market_best.get(market)
+                if (full and floor >= best_cost.get(gpu_name, inf)
+                        and mine is not None and bound >= mine[:2]):
                     worst = (-heap[0][0], -heap[0][1])
-                    if ((least, floor) if by_time else (floor, least)) >= worst and (
+                    if bound >= worst and (
                             list_hours <= least or frontier.dominated(floor, least)):
-                        break  # cannot enter the top N, the frontier or this model's best
+                        break  # cannot enter the top N, the frontier, this model's best
+                        # or this market's best
                 if avoid and offer.place in avoid:
                     continue
                 n_pre, source = 0.0, ""
@@ -388,12 +400,13 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     continue
                 k0, k1 = (expected, cost_f) if by_time else (cost_f, expected)
                 enters = not full or (-k0, -k1) > heap[0][:2]
+                market_first = mine is None or (k0, k1) < mine[:2]
                 on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
                 if expected < list_hours:
                     list_hours = expected
                 model_best = best_cost.get(gpu_name, inf)
                 cheaper = cost_f < model_best
-                if not (enters or on_frontier or cheaper):
+                if not (enters or on_frontier or cheaper or market_first):
                     continue  # this offer cannot change the plan: skip the exact costing
                 # The exact (Decimal) cost decides the frontier, the model's best and the
                 # budget; an offer that only enters the top N for now is costed exactly
@@ -412,6 +425,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     best_cost[gpu_name] = float(cost)
                 if on_frontier and cost is not None:  # (on the frontier: costed above)
                     frontier.add(float(cost), expected, kept)
+                if market_first:
+                    market_best[market] = (k0, k1, kept)
                 if enters:
                     seq += 1
                     item = (-k0, -k1, -seq, kept)
@@ -437,7 +452,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
         f.sold for f in searched.values())
     nearest = None if fits_somewhere else nearest_miss(arch, workload, spec)
     return Plan(tuple(ranked), tuple(excluded), nearest,
-                tuple(_candidate(f) for f in frontier.sorted()))
+                tuple(_candidate(f) for f in frontier.sorted()),
+                {m: _candidate(f) for m, (*_, f) in market_best.items()})
 
 
 def _exact_cost(offer: Offer, expected: float) -> Decimal:

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
-from gpuopt.jobs.states import EndReason, FailureKind, JobStatus
+from gpuopt.jobs.states import EndReason, JobStatus
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
 
@@ -194,21 +194,24 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
 
 
 def recent_preemptions(
-    session: Session, since: datetime, executor: str
-) -> list[tuple[Place, datetime]]:
-    """(place, ended_at) of attempts preempted (or whose launch failed there for lack of
-    capacity or a transient error) since ``since``, among jobs run by ``executor``."""
-    rows = session.execute(
-        select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.zone),
-               col(AttemptRow.ended_at))
+    session: Session, since: datetime, executor: str | None = None
+) -> list[tuple[int, str, Place, datetime]]:
+    """(attempt id, executor, place, ended_at) of attempts preempted (or whose launch
+    failed there for lack of capacity or a transient error, policies.avoid) since
+    ``since``, among jobs run by ``executor`` (None: every executor)."""
+    from gpuopt.policies.avoid import PLACE_FAILURES
+
+    query = (
+        select(col(AttemptRow.id), col(JobRow.executor), col(AttemptRow.cloud),
+               col(AttemptRow.region), col(AttemptRow.zone), col(AttemptRow.ended_at))
         .join(JobRow, col(JobRow.id) == col(AttemptRow.job_id))
         .where(
             col(AttemptRow.ended_at) >= since,
             or_(col(AttemptRow.end_reason) == EndReason.PREEMPTED,
                 and_(col(AttemptRow.end_reason) == EndReason.FAILED,
-                     col(AttemptRow.failure_kind).in_((FailureKind.CAPACITY,
-                                                       FailureKind.LAUNCH)))),
-            col(JobRow.executor) == executor,
+                     col(AttemptRow.failure_kind).in_(PLACE_FAILURES))),
         )
-    ).all()
-    return [(Place(c, r, z), at) for c, r, z, at in rows]
+    )
+    if executor is not None:
+        query = query.where(col(JobRow.executor) == executor)
+    return [(i, ex, Place(c, r, z), at) for i, ex, c, r, z, at in session.execute(query).all()]
