@@ -1,11 +1,11 @@
-"""Where the next attempt of a job goes: the placement policy on the prices of this moment.
+"""Where the next attempt of a job goes: what the placement decision needs, loaded.
 
-Around policies.placement.plan_job it adds what only the orchestrator knows: the work
-left (from the last progress report), the budget left (from the ledger), the places to
-avoid after repeated preemptions (policies.avoid), preemptions gpuopt has observed, and,
-for ``spot: auto`` jobs with a deadline, the deadline-aware spot / on-demand policy
-(policies.spot, the same ``auto`` policy ``gpuopt simulate`` replays): it says whether
-this attempt may be spot, must be on-demand, or should wait for a while.
+The decision itself is pure (policies.placement.decide_next_attempt: the budget left,
+one plan on the prices of this moment, the deadline-aware spot hold, the avoid list and
+its fallback). This module loads what it decides from: the offers and the preemptions
+gpuopt observed, once per reconcile step (``TickInputs``), and per job its work left
+(from the last progress report), what its attempts cost (the ledger) and the places it
+should avoid.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpuopt.core.places import Place
@@ -21,34 +20,15 @@ from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from gpuopt.policies.avoid import avoid_set
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.placement import Candidate, PlacementContext, Plan
-from gpuopt.providers.offer import Market
+from gpuopt.policies.placement import Decision, JobSoFar, NoPlace, Placed, Wait
+from gpuopt.policies.spot.hold import MIN_REMAINING
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.store import Store
 
-MIN_REMAINING = 0.001  # a job reported done but not exited still needs a machine
-
-
-@dataclass(frozen=True, slots=True)
-class Placed:
-    candidate: Candidate
-    on_demand_price: Decimal | None  # same instance type and place, on-demand
-    note: str  # why this market (policy decision), for the job's events
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class NoPlace:
-    reason: str
-
-
-Decision = Placed | Wait | NoPlace
+__all__ = ["Decision", "NoPlace", "Placed", "TickInputs", "Wait", "decide_placement",
+           "load_tick_inputs", "remaining_fraction"]
 
 
 def remaining_fraction(attempts: Sequence[AttemptRow]) -> float:
@@ -100,47 +80,6 @@ def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInp
     return TickInputs(now, index, observed, recent, since)
 
 
-def _spot_hold(
-    spec: JobSpec, job: JobRow, plan: Plan, ctx: PlacementContext, tick_s: float
-) -> tuple[tuple[Market, ...] | None, str] | Wait:
-    """Ask the deadline-aware spot policy what the next attempt may hold, from the best
-    on-demand and the best spot placement of the plan (each what a plan of that market
-    alone picks)."""
-    from gpuopt.policies.spot.history import AvailabilityHistory
-    from gpuopt.policies.spot.model import NOTHING, Kind, Observation
-    from gpuopt.policies.spot.registry import DEFAULT_POLICY, get_policy
-
-    if spec.resources.spot != "auto" or job.deadline_at is None:
-        return None, ""
-    od = plan.best_in(Market.ON_DEMAND)
-    sp = plan.best_in(Market.SPOT)
-    if od is None or sp is None:
-        return None, ""  # nothing to choose between: the plain ranking decides
-    work_left_s = od.est_hours * 3600
-    task_s = work_left_s / max(ctx.remaining_fraction, MIN_REMAINING)
-    available = (True,)
-    obs = Observation(
-        elapsed_s=(ctx.now - job.submitted_at).total_seconds(),
-        deadline_s=(job.deadline_at - job.submitted_at).total_seconds(),
-        task_s=task_s,
-        work_done_s=task_s - work_left_s,
-        restart_overhead_s=ctx.restart_overhead_hours * 3600,
-        overhead_left_s=0.0,
-        holding=NOTHING,  # the attempt before this one (if any) has ended
-        spot_available=available,
-        spot_prices=(sp.offer.price_per_hour,),
-        on_demand_price=od.offer.price_per_hour,
-        tick_s=tick_s,
-        history=AvailabilityHistory.empty(1).observe(available, tick_s),
-    )
-    hold = get_policy(DEFAULT_POLICY).decide(obs)
-    if hold.kind is Kind.ON_DEMAND:
-        return (Market.ON_DEMAND,), "deadline policy: on-demand (no slack left for spot)"
-    if hold.kind is Kind.NONE:
-        return Wait("deadline policy: waiting (slack to spare, spot not worth it yet)")
-    return None, "deadline policy: spot allowed"
-
-
 def decide_placement(
     spec: JobSpec,
     job: JobRow,
@@ -152,45 +91,15 @@ def decide_placement(
 ) -> Decision:
     """``tick``: this step's offers and observations (loaded once per step);
     ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
-    where its last launches found no capacity), on top of repeated preemptions.
-    ``plan_job`` runs once, and once more only when nothing fits outside the avoid list."""
-    from dataclasses import replace
-
-    from gpuopt.core.money import from_micros
+    where its last launches found no capacity), on top of repeated preemptions."""
     from gpuopt.orchestrator.planning import placement_context
-    from gpuopt.policies.placement import plan_job
+    from gpuopt.policies.placement import decide_next_attempt
 
-    budget_left = None
-    if job.budget_micros is not None:
-        if spent_micros >= job.budget_micros:
-            return NoPlace(f"budget exhausted: spent ${from_micros(spent_micros)} of "
-                           f"${from_micros(job.budget_micros)}; raise `budget` to continue")
-        budget_left = from_micros(job.budget_micros - spent_micros)
-    now, index = tick.now, tick.index
     preemptions = tick.preemptions_for(job.executor, attempts)
-    avoid = avoid_set(preemptions, now, settings.placement.avoid_window) | also_avoid
-    ctx = placement_context(
-        settings, now, job.deadline_at, tick.observed,
-        remaining_fraction=remaining_fraction(attempts), budget_left=budget_left,
-        avoid=avoid, top=5,
-    )
+    avoid = avoid_set(preemptions, tick.now, settings.placement.avoid_window) | also_avoid
+    so_far = JobSoFar(submitted_at=job.submitted_at, deadline_at=job.deadline_at,
+                      budget_micros=job.budget_micros, spent_micros=spent_micros,
+                      fraction_left=remaining_fraction(attempts), avoid=avoid)
+    ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5)
     tick_s = settings.daemon.reconcile_interval / timedelta(seconds=1)
-    plan: Plan = plan_job(spec, index, ctx)
-    held = _spot_hold(spec, job, plan, ctx, tick_s)
-    if isinstance(held, Wait):
-        return held
-    markets, note = held
-    best = plan.best if markets is None else plan.best_in(Market.ON_DEMAND)
-    if best is None and avoid:
-        plan = plan_job(spec, index, replace(ctx, markets=markets, avoid=frozenset()))
-        best = plan.best
-        note = (note + "; " if note else "") + "nothing else fits: ignoring the avoid list"
-        avoid = frozenset()
-    if best is None:
-        why = plan.nearest_miss or "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
-        return NoPlace(f"no placement fits now: {why or 'no offers'}")
-    if avoid:
-        shown = ", ".join(str(p) for p in sorted(avoid, key=lambda p: p.sort_key))
-        note = (note + "; " if note else "") + f"avoiding {shown} (repeated preemptions)"
-    od = index.on_demand_offer(best.offer.cloud, best.offer.region, best.offer.instance_type)
-    return Placed(best, od.price_per_hour if od is not None else None, note)
+    return decide_next_attempt(spec, tick.index, ctx, so_far, tick_s)
