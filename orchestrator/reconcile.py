@@ -87,7 +87,7 @@ from gpuopt.policies.lifecycle import (
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.placing import TickInputs
+    from gpuopt.orchestrator.placement_inputs import TickInputs
 
 __all__ = ["LAUNCH_GRACE", "STEP_FAILURES_TO_FAIL", "StepReport", "cancel_job", "reconcile_once"]
 OPEN = OPEN_ATTEMPT_PHASES
@@ -173,7 +173,7 @@ class _OncePerStep:
 
     def __call__(self) -> TickInputs:
         if self._inputs is None:
-            from gpuopt.orchestrator.placing import load_tick_inputs
+            from gpuopt.orchestrator.placement_inputs import load_tick_inputs
 
             self._inputs = load_tick_inputs(self.store, self.settings, self.now)
         return self._inputs
@@ -421,9 +421,10 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
                       job: JobRow, attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
     from gpuopt.core.money import to_micros
-    from gpuopt.orchestrator.placing import NoPlace, Wait, decide_placement
+    from gpuopt.orchestrator.placement_inputs import decide_placement
     from gpuopt.orchestrator.store.jobs_repo import claim_attempt
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
+    from gpuopt.policies.placement import NoPlace, Wait
 
     if tick is None:
         return  # cancel_job's step: never places

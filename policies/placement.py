@@ -15,7 +15,7 @@ the offers, the time and what was observed; nothing here reads a clock or a data
 ``decide_next_attempt`` is the reconcile loop's decision for a submitted job's next
 attempt on top of that: the budget left (policies.budget), one plan, the deadline-aware
 spot hold (policies.spot.hold), the avoid list and its fallback. The orchestrator only
-loads what it decides from (orchestrator/placing.py).
+loads what it decides from (orchestrator/placement_inputs.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from gpuopt.jobs.spec import JobSpec
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.planning import PlannedJob
+    from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.orchestrator.store import Store
     from gpuopt.orchestrator.submit_checks import JobFile
 
@@ -58,7 +58,7 @@ def submit(
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
     from gpuopt.orchestrator.submit_checks import JobFile
 

@@ -86,7 +86,7 @@ def submit(store: Any, job_file: Path, kind: str = "local") -> str:
     from gpuopt.jobs.loader import parse_job_spec
     from gpuopt.orchestrator.cli.submit_cmd import _store_job
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.submit_checks import JobFile
 
     job = JobFile(job_file, job_file.read_text(encoding="utf-8"))

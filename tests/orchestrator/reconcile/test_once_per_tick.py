@@ -12,7 +12,7 @@ import pytest
 from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import AttemptState, AttemptStatus, LaunchResult
 from gpuopt.jobs.states import AttemptPhase, EndReason, FailureKind
-from gpuopt.orchestrator.placing import TickInputs
+from gpuopt.orchestrator.placement_inputs import TickInputs
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow
 from gpuopt.policies.index import OfferIndex
 from tests.orchestrator.reconcile.conftest import submit, write_job
@@ -43,7 +43,7 @@ class Instant:
 
 def test_one_load_per_step_and_one_plan_per_job(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import gpuopt.orchestrator.planning as planning
+    import gpuopt.orchestrator.placement_inputs as planning
     import gpuopt.policies.placement as placement
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.reconcile import reconcile_once

@@ -1,18 +1,24 @@
-"""Where the next attempt of a job goes: what the placement decision needs, loaded.
+"""What placement decides from, loaded: the I/O around the pure policies.placement.
 
-The decision itself is pure (policies.placement.decide_next_attempt: the budget left,
-one plan on the prices of this moment, the deadline-aware spot hold, the avoid list and
-its fallback). This module loads what it decides from: the offers and the preemptions
-gpuopt observed, once per reconcile step (``TickInputs``), and per job its work left
-(from the last progress report), what its attempts cost (the ledger) and the places it
-should avoid.
+Loads the latest offers (store, else the embedded snapshot), the configuration's owned
+reserved capacity and preemption defaults, and what gpuopt has observed, and hands them
+to the placement policy:
+
+- ``plan_spec``: `gpuopt plan` and `gpuopt submit` plan a spec on the prices of this
+  moment;
+- ``decide_placement``: the reconcile loop's next attempt of a job. The decision is
+  pure (policies.placement.decide_next_attempt: the budget left, one plan, the
+  deadline-aware spot hold, the avoid list and its fallback); here are loaded the offers
+  and the preemptions gpuopt observed, once per reconcile step (``TickInputs``), and per
+  job its work left (from the last progress report), what its attempts cost (the
+  ledger) and the places it should avoid.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gpuopt.core.places import Place
@@ -20,17 +26,80 @@ from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from gpuopt.policies.avoid import avoid_set
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.placement import Decision, JobSoFar, NoPlace, Placed, Wait
+from gpuopt.policies.placement import (
+    Decision,
+    JobSoFar,
+    OwnedReserved,
+    PlacementContext,
+    Plan,
+)
 from gpuopt.policies.spot.hold import MIN_REMAINING
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.store import Store
 
-__all__ = ["Decision", "NoPlace", "Placed", "TickInputs", "Wait", "decide_placement",
-           "load_tick_inputs", "remaining_fraction"]
+
+# -- planning a spec (gpuopt plan, gpuopt submit) --------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlannedJob:
+    plan: Plan
+    offers_source: str  # "store" or "snapshot"
+    snapshot_as_of: date | None
+    offer_count: int
 
 
+def placement_context(
+    settings: Settings,
+    now: datetime,
+    deadline_at: datetime | None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    **overrides: object,
+) -> PlacementContext:
+    # [clouds] enabled narrows every plan to the clouds this installation launches on
+    # (unset or empty: any, as the local executor runs jobs whatever cloud priced them).
+    overrides.setdefault(
+        "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
+    return PlacementContext(
+        now=now,
+        deadline_at=deadline_at,
+        observed_preemptions=dict(observed or {}),
+        default_preemptions={k: v for k, v in settings.placement.preemption_rates.items()},
+        owned_reserved=tuple(
+            OwnedReserved(r.cloud, r.region, r.instance_type, r.count) for r in settings.reserved
+        ),
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
+    from gpuopt.orchestrator.prices.current import current_offers_with_source
+
+    current = current_offers_with_source(store)
+    return OfferIndex.build(current.offers), current.source, current.snapshot_as_of, len(
+        current.offers
+    )
+
+
+def plan_spec(
+    spec: JobSpec,
+    settings: Settings,
+    store: Store | None,
+    now: datetime,
+    submitted_at: datetime | None = None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    **overrides: object,
+) -> PlannedJob:
+    from gpuopt.policies.placement import plan_job
+
+    index, source, as_of, count = load_index(store)
+    ctx = placement_context(
+        settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
+    )
+    return PlannedJob(plan_job(spec, index, ctx), source, as_of, count)
+
+
+# -- the next attempt of a job (the reconcile loop) ------------------------------------
 def remaining_fraction(attempts: Sequence[AttemptRow]) -> float:
     """Work left, from the newest progress report ({"step", "total"}) of the job."""
     for a in reversed(attempts):
@@ -68,7 +137,6 @@ class TickInputs:
 
 
 def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInputs:
-    from gpuopt.orchestrator.planning import load_index
     from gpuopt.orchestrator.store.jobs_repo import recent_preemptions
     from gpuopt.orchestrator.store.ledger_repo import observed_preemptions
 
@@ -92,7 +160,6 @@ def decide_placement(
     """``tick``: this step's offers and observations (loaded once per step);
     ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
     where its last launches found no capacity), on top of repeated preemptions."""
-    from gpuopt.orchestrator.planning import placement_context
     from gpuopt.policies.placement import decide_next_attempt
 
     preemptions = tick.preemptions_for(job.executor, attempts)
