@@ -124,3 +124,14 @@ def test_a_config_json_is_read_once_per_parse(tmp_path: Path,
     monkeypatch.setattr(hf, "read_bounded", counting)
     parse_job_spec(text, str(tmp_path / "job.yaml"))
     assert reads == [config]
+
+
+def test_a_hub_model_needs_no_hub_afterwards() -> None:
+    """A `name:` read from the Hugging Face Hub at submit is stored resolved: reading it
+    back reaches no Hub (the stored spec has the architecture, not the id to fetch)."""
+    text = ("model:\n  name: acme/tiny-llama\nworkload:\n  type: finetune\n"
+            "  tokens: 1m\n")
+    spec = parse_job_spec(text, "job.yaml", hub_configs={"acme/tiny-llama": LLAMA_8B})
+    back = spec_from_json(resolved_json(spec))
+    assert back.resolved_model() == spec.resolved_model()
+    assert back.model.name == "acme/tiny-llama"
