@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from gpuopt.orchestrator.store.engine import SQLITE_BUSY_TIMEOUT_MS
 from gpuopt.orchestrator.store.migrations import HEAD
 
 pytestmark = pytest.mark.slow
@@ -93,6 +94,34 @@ def test_a_new_sqlite_file_is_in_wal_mode_before_any_connection(tmp_path: Path) 
     assert header.startswith(b"SQLite format 3\x00")
     assert header[18:20] == b"\x02\x02"  # file format read/write version 2: WAL
     assert sorted(p.name for p in db.parent.iterdir()) == ["gpuopt.db"]  # no temporary left
+
+
+def test_connecting_to_a_new_sqlite_file_while_another_connection_writes(
+    tmp_path: Path,
+) -> None:
+    """The race, made deterministic: another process holds the new database's write lock
+    (as one migrating it does) while this one connects. Before, the connection's ``PRAGMA
+    journal_mode=WAL`` had to write the empty file's header and failed at once with
+    ``database is locked`` (SQLite does not wait for the busy timeout there); on a file
+    created in WAL mode the pragma has nothing to write, and the connection succeeds."""
+    import sqlite3
+
+    from gpuopt.orchestrator.store.engine import make_engine
+
+    db = tmp_path / "new" / "gpuopt.db"
+    engine = make_engine(f"sqlite:///{db}")
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("CREATE TABLE t (x INTEGER)")
+        started = time.monotonic()
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert time.monotonic() - started < SQLITE_BUSY_TIMEOUT_MS / 1000  # no lock wait
+        writer.execute("COMMIT")
+    finally:
+        writer.close()
+        engine.dispose()
 
 
 def test_processes_connecting_to_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
