@@ -136,8 +136,8 @@ def print_jobs(console: Console, views: list[dict[str, Any]], *, wide: bool = Fa
             for v in views]
     print_table(console, cols, rows, wide=wide)
     if any(v["cost_is_simulated"] for v in views):
-        console.print("* simulated: the local executor's runs are priced as if on the planned "
-                      "placement", style="dim")
+        console.print("* simulated: local executor runs, priced as if on the planned placement",
+                      style="dim")
 
 
 def status(

@@ -105,8 +105,9 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
                 title=f"{title}: {len(plan.candidates)} cheapest placements "
                 f"({planned.offer_count} offers, {src})")
     if plan.candidates:
-        console.print("expected $ includes expected preemption losses; preempt. = expected "
-                      "preemptions over the run; od = on-demand", style="dim")
+        # Two lines that each fit 80 columns (messages are never wrapped for the width).
+        console.print("expected $ includes expected preemption losses; od = on-demand\n"
+                      "preempt. = expected preemptions over the run", style="dim")
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
         print_frontier(plan)

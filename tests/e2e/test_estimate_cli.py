@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -15,9 +16,10 @@ EXAMPLES = REPO / "deploy" / "examples"
 
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, columns: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": columns} if columns else None
     return subprocess.run([*gpuopt_command(), *args], capture_output=True, text=True, timeout=60,
-                          cwd=REPO)
+                          cwd=REPO, env=env)
 
 
 def test_json_shape() -> None:
@@ -75,9 +77,15 @@ def test_bad_input_exit_2_without_traceback(tmp_path: Path, body: str, needle: s
     assert "Traceback" not in res.stderr + res.stdout
 
 
-def test_missing_file_and_bad_gpu(tmp_path: Path) -> None:
-    res = _run("estimate", str(tmp_path / "none.yaml"))
-    assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_missing_file_and_bad_gpu(tmp_path: Path, columns: str) -> None:
+    # Issue 14: a longer temporary path broke the error line at 80 columns
+    # ("...none.yaml: no\nsuch file"); errors are one line at any width, any path length.
+    missing = tmp_path.joinpath(*(f"a-long-directory-name-{i}" for i in range(4)), "none.yaml")
+    res = _run("estimate", str(missing), columns=columns)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("error: ") and f"{missing}: no such file" in line, res.stderr
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--gpu", "B300")
     assert res.returncode == 2 and "unknown GPU" in res.stderr and "Traceback" not in res.stderr
 
