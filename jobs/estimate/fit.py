@@ -31,6 +31,7 @@ class Fit:
     # Inference: the sequences the engine runs at once on this configuration (the cap
     # `concurrency`, or fewer when the KV cache of more does not fit); None for training.
     concurrency: int | None = None
+    memory_source: str = "model"  # or "measured (N runs)" (jobs/estimate/calibration.py)
 
     @property
     def fits(self) -> bool:
@@ -45,6 +46,7 @@ class Fit:
         }
         if self.concurrency is not None:
             doc["effective_concurrency"] = self.concurrency
+        doc["memory_source"] = self.memory_source
         return doc
 
 
@@ -69,14 +71,15 @@ def check_fit(gpu: GpuSpec, count: int, estimate: MemoryEstimate) -> Fit:
     usable = usable_gib(gpu) * GIB
     if estimate.per_sequence_bytes <= 0:
         per_gpu = estimate.total_bytes / GIB
-        return Fit(gpu.name, count, per_gpu, usable / GIB - per_gpu)
+        return Fit(gpu.name, count, per_gpu, usable / GIB - per_gpu,
+                   memory_source=estimate.source)
     need = estimate.min_bytes
     if need > usable:
-        return Fit(gpu.name, count, need / GIB, (usable - need) / GIB, 0)
+        return Fit(gpu.name, count, need / GIB, (usable - need) / GIB, 0, estimate.source)
     more = int((usable - need) // estimate.per_sequence_bytes)
     seqs = min(estimate.sequences, 1 + more)
     used = estimate.bytes_at(seqs)
-    return Fit(gpu.name, count, used / GIB, (usable - used) / GIB, seqs)
+    return Fit(gpu.name, count, used / GIB, (usable - used) / GIB, seqs, estimate.source)
 
 
 def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Layout, ...]:
