@@ -10,7 +10,7 @@ on the low side. It also matches vLLM's default gpu_memory_utilization of 0.90.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
@@ -129,10 +129,13 @@ def smallest_fit(
     workload: WorkloadSpec,
     gpu: GpuSpec,
     max_gpus: int = 8,
+    memory: Callable[[int], MemoryEstimate] | None = None,
 ) -> Fit | None:
-    """The smallest count (1, 2, 4, 8 within max_gpus) of ``gpu`` that fits, or None."""
+    """The smallest count (1, 2, 4, 8 within max_gpus) of ``gpu`` that fits, or None.
+    ``memory(count)``: the estimate to use (default: the model's)."""
     for count in candidate_counts(arch, workload, max_gpus):
-        fit = check_fit(gpu, count, estimate_memory(arch, workload, count))
+        est = memory(count) if memory else estimate_memory(arch, workload, count)
+        fit = check_fit(gpu, count, est)
         if fit.fits:
             return fit
     return None
@@ -143,7 +146,9 @@ def fits_for_all(
     workload: WorkloadSpec,
     gpu_names: Iterable[str] | None = None,
     max_gpus: int = 8,
+    memory: Callable[[int], MemoryEstimate] | None = None,
 ) -> dict[str, Fit | None]:
     """For every GPU model (default: the whole hardware table) its smallest fit."""
     names = list(gpu_names) if gpu_names is not None else list(GPUS)
-    return {name: smallest_fit(arch, workload, GPUS[name], max_gpus) for name in names}
+    return {name: smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
+            for name in names}

@@ -48,7 +48,6 @@ class TelemetrySummary:
         return {
             "peak_memory_mib": list(self.peak_memory_mib),
             "mean_utilization_pct": self.mean_utilization_pct,
-            "median_utilization_pct": self.median_utilization_pct,
             "energy_wh": self.energy_wh,
             "samples": self.samples,
             "tokens_per_second": self.tokens_per_second,

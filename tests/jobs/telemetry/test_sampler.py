@@ -72,7 +72,7 @@ def test_script_samples_and_writes_its_summary_on_sigterm(tmp_path: Path) -> Non
     assert s.tokens_per_second is not None and s.tokens_per_second > 0
 
 
-class _none:  # noqa: N801 -- a stand-in with the attribute the wait reads
+class _none:  # a stand-in with the attribute the wait reads
     tokens = None
 
 
