@@ -187,6 +187,8 @@ class Accumulator:
             "median_utilization_pct": self.median_utilization(),
             "energy_wh": round(self.energy_ws / 3600, 3) if self.power_seen else None,
             "tokens": self.last_tokens[1] if self.last_tokens else None,
+            "tokens_processed": (self.last_tokens[1] - self.first_tokens[1]
+                                 if self.last_tokens and self.first_tokens else None),
             "tokens_per_second": round(tps, 2) if tps is not None else None,
             "series": [[round(p[0]), round(p[1], 1), round(p[2]), round(p[3], 1)]
                        for p in self.series],

@@ -29,8 +29,9 @@ class TelemetrySummary:
     mean_utilization_pct: float | None = None
     median_utilization_pct: float | None = None
     energy_wh: float | None = None
-    tokens: int | None = None
+    tokens: int | None = None  # the progress file's count at the last sample
     tokens_per_second: float | None = None
+    tokens_processed: int | None = None  # while sampled, in this attempt
     # (seconds since the first sample, mean utilisation %, peak MiB of any GPU, watts)
     series: tuple[tuple[float, float, float, float], ...] = ()
 
@@ -63,6 +64,7 @@ class TelemetrySummary:
             "median_utilization_pct": self.median_utilization_pct,
             "energy_wh": self.energy_wh, "tokens": self.tokens,
             "tokens_per_second": self.tokens_per_second,
+            "tokens_processed": self.tokens_processed,
             "series": [list(p) for p in self.series],
         }
 
@@ -97,7 +99,7 @@ def summary_from_json(data: object) -> TelemetrySummary | None:
                 if all(v is not None for v in vals):
                     series.append((vals[0] or 0.0, vals[1] or 0.0, vals[2] or 0.0,
                                    vals[3] or 0.0))
-    tokens = data.get("tokens")
+    tokens, processed = data.get("tokens"), data.get("tokens_processed")
     return TelemetrySummary(
         samples=samples,
         seconds=_num(data.get("seconds"), 0, 1e9) or 0.0,
@@ -109,6 +111,8 @@ def summary_from_json(data: object) -> TelemetrySummary | None:
         tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool)
         and 0 <= tokens < 2**63 else None,
         tokens_per_second=_num(data.get("tokens_per_second"), 0, 1e12) or None,
+        tokens_processed=processed if isinstance(processed, int)
+        and not isinstance(processed, bool) and 0 <= processed < 2**63 else None,
         series=tuple(series),
     )
 

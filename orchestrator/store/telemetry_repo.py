@@ -27,6 +27,7 @@ def save_telemetry(session: Session, attempt_id: int, job_id: str, t: TelemetryS
         mean_utilization_pct=t.mean_utilization_pct,
         median_utilization_pct=t.median_utilization_pct,
         energy_wh=t.energy_wh, tokens=t.tokens, tokens_per_second=t.tokens_per_second,
+        tokens_processed=t.tokens_processed,
         series_json=json.dumps([list(p) for p in t.series]),
     )
     if row is None:
@@ -51,6 +52,7 @@ def summary_of_row(row: AttemptTelemetryRow) -> TelemetrySummary | None:
         "median_utilization_pct": row.median_utilization_pct,
         "energy_wh": row.energy_wh, "tokens": row.tokens,
         "tokens_per_second": row.tokens_per_second,
+        "tokens_processed": row.tokens_processed,
         "series": json.loads(row.series_json),
     })
 
@@ -108,3 +110,23 @@ def add_calibrations(session: Session, records: Sequence[tuple[CalibrationRecord
 def clear_calibration(session: Session) -> int:
     result = session.execute(delete(CalibrationRow))
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+def telemetry_by_attempt(session: Session, job_ids: Iterable[str],
+                         ) -> dict[tuple[str, int], TelemetrySummary]:
+    """(job id, attempt number) -> stored summary, for these jobs' attempts."""
+    from gpuopt.orchestrator.store.jobs_tables import AttemptRow
+
+    ids = sorted(set(job_ids))
+    if not ids:
+        return {}
+    out: dict[tuple[str, int], TelemetrySummary] = {}
+    rows = session.execute(
+        select(AttemptTelemetryRow, AttemptRow.number)
+        .join(AttemptRow, col(AttemptRow.id) == col(AttemptTelemetryRow.attempt_id))
+        .where(col(AttemptTelemetryRow.job_id).in_(ids)))
+    for row, number in rows:
+        summary = summary_of_row(row)
+        if summary is not None:
+            out[(row.job_id, number)] = summary
+    return out

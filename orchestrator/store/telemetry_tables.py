@@ -40,6 +40,7 @@ class AttemptTelemetryRow(SQLModel, table=True):
     energy_wh: float | None = None
     tokens: int | None = Field(default=None, sa_type=BigInteger)
     tokens_per_second: float | None = None
+    tokens_processed: int | None = Field(default=None, sa_type=BigInteger)
     series_json: str = Field(sa_type=Text)  # [[s, util %, peak MiB, W], ...] (bounded)
     updated_at: datetime = Field(sa_type=UTCDateTime)
 

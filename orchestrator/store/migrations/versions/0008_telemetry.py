@@ -37,6 +37,7 @@ def upgrade() -> None:
         sa.Column("energy_wh", sa.Float(), nullable=True),
         sa.Column("tokens", sa.BigInteger(), nullable=True),
         sa.Column("tokens_per_second", sa.Float(), nullable=True),
+        sa.Column("tokens_processed", sa.BigInteger(), nullable=True),
         sa.Column("series_json", sa.Text(), nullable=False),
         sa.Column("updated_at", UTCDateTime(), nullable=False),
         sa.UniqueConstraint("attempt_id", name="uq_attempt_telemetry_attempt"),
