@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from decimal import Decimal
+from zoneinfo import ZoneInfo
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from typer.testing import CliRunner
 
 from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.local import LocalExecutor
+from gpuopt.orchestrator.report.weeks import IsoWeek
 from tests.jobs.telemetry.fake_nvsmi import install_fake_nvidia_smi, path_with
 from tests.orchestrator.reconcile.conftest import run_until_done, submit, write_job
 
@@ -93,6 +96,15 @@ def test_telemetry_status_calibration_and_the_next_plan(measured_job) -> None:  
             spec.workload.total_tokens / record.tokens_per_second / 3600, rel=1e-9)
     others = [c for c in planned.plan.candidates if c.offer.gpu != attempt.gpu]
     assert all(c.runtime.source == "model" for c in others)
+    # the report of this week: the run in the utilisation section (all of it under 50%)
+    week = IsoWeek.containing(datetime.now(UTC), ZoneInfo("UTC"))
+    res = runner.invoke(app, ["report", "--week", str(week), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    util = json.loads(res.output)["utilisation"]
+    assert Decimal(util["gpu_hours_by_band"]["25-50%"]) > 0
+    assert [j["job_id"] for j in util["idle_jobs"]] == [job_id]
+    (cost,) = util["cost_per_million_tokens"]
+    assert cost["simulated"] and cost["tokens"] > 0
     # estimate --json says where each figure came from
     res = runner.invoke(app, ["estimate", str(job_file), "--gpu", f"{attempt.gpu}:1",
                               "--json"])
