@@ -65,10 +65,10 @@ class CalibrationRecord:
     tokens_per_second: float | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
-RECORD_FIELDS: tuple[str, ...] = CalibrationRecord.__slots__  # type: ignore[attr-defined]
+RECORD_FIELDS: tuple[str, ...] = CalibrationRecord.__slots__
 
 
 def record_for(arch: Architecture, workload: WorkloadSpec, gpu: str, count: int,

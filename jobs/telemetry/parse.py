@@ -22,7 +22,7 @@ SUMMARY_VERSION = 1
 
 
 class GpuReading(NamedTuple):
-    index: int
+    gpu: int  # nvidia-smi's index
     memory_used_mib: float | None
     memory_total_mib: float | None
     utilization_pct: float | None
@@ -48,7 +48,7 @@ def parse_query_output(text: str) -> list[GpuReading]:
         if len(fields) != len(QUERY_FIELDS) or not fields[0].isdigit():
             continue
         readings.append(GpuReading(
-            index=int(fields[0]),
+            gpu=int(fields[0]),
             memory_used_mib=_number(fields[1], 0, 1e8),
             memory_total_mib=_number(fields[2], 0, 1e8),
             utilization_pct=_number(fields[3], 0, 100),
@@ -114,10 +114,10 @@ class Accumulator:
         mems: list[float] = []
         for r in readings:
             if r.memory_used_mib is not None:
-                self.peak[r.index] = max(self.peak.get(r.index, 0.0), r.memory_used_mib)
+                self.peak[r.gpu] = max(self.peak.get(r.gpu, 0.0), r.memory_used_mib)
                 mems.append(r.memory_used_mib)
             if r.memory_total_mib is not None:
-                self.total[r.index] = r.memory_total_mib
+                self.total[r.gpu] = r.memory_total_mib
             if r.utilization_pct is not None:
                 utils.append(r.utilization_pct)
                 self.util_hist[round(r.utilization_pct)] += 1

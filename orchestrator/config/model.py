@@ -299,6 +299,13 @@ class TelemetryConfig(_Section):
     # while a job runs; "0s" turns sampling off.
     interval: Duration = timedelta(seconds=15)
 
+    @field_validator("interval")
+    @classmethod
+    def _off_or_positive(cls, v: timedelta) -> timedelta:
+        if timedelta(0) < v < timedelta(milliseconds=100) or v < timedelta(0):
+            raise ValueError('must be "0s" (off) or at least 100ms')
+        return v
+
     @property
     def interval_seconds(self) -> float | None:
         seconds = self.interval.total_seconds()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlmodel import Session, col
@@ -19,7 +20,7 @@ def save_telemetry(session: Session, attempt_id: int, job_id: str, t: TelemetryS
     """Insert or replace the attempt's summary; False when the stored one is the same."""
     row = session.execute(select(AttemptTelemetryRow).where(
         col(AttemptTelemetryRow.attempt_id) == attempt_id)).scalars().first()
-    values = dict(
+    values: dict[str, Any] = dict(
         samples=t.samples, seconds=t.seconds, gpus=t.gpus,
         peak_memory_mib_json=json.dumps(list(t.peak_memory_mib)),
         memory_total_mib_json=json.dumps(list(t.memory_total_mib)),
@@ -83,7 +84,7 @@ def _record(row: CalibrationRow) -> CalibrationRecord:
 def add_calibration(session: Session, record: CalibrationRecord, measured_at: datetime,
                     attempt_id: int | None = None, origin: str = "measured") -> bool:
     """Store one record; an attempt gives at most one (False when it already did)."""
-    if attempt_id is not None and session.execute(select(CalibrationRow.id).where(
+    if attempt_id is not None and session.execute(select(col(CalibrationRow.id)).where(
             col(CalibrationRow.attempt_id) == attempt_id)).first() is not None:
         return False
     session.add(CalibrationRow(attempt_id=attempt_id, measured_at=measured_at, origin=origin,
@@ -122,7 +123,7 @@ def telemetry_by_attempt(session: Session, job_ids: Iterable[str],
         return {}
     out: dict[tuple[str, int], TelemetrySummary] = {}
     rows = session.execute(
-        select(AttemptTelemetryRow, AttemptRow.number)
+        select(AttemptTelemetryRow, col(AttemptRow.number))
         .join(AttemptRow, col(AttemptRow.id) == col(AttemptTelemetryRow.attempt_id))
         .where(col(AttemptTelemetryRow.job_id).in_(ids)))
     for row, number in rows:

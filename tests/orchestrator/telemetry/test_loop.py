@@ -8,8 +8,8 @@ import json
 import os
 from datetime import UTC, datetime
 from decimal import Decimal
-from zoneinfo import ZoneInfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from typer.testing import CliRunner
