@@ -81,7 +81,11 @@ if [ -f "$ws/telemetry.py" ] && command -v nvidia-smi >/dev/null 2>&1; then
   tel=$!
 fi
 bash "$ws/run.sh"; rc=$?
-if [ -n "$tel" ]; then kill -TERM "$tel" 2>/dev/null; wait "$tel" 2>/dev/null; fi
+if [ -n "$tel" ]; then
+  kill -TERM "$tel" 2>/dev/null
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$tel" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$tel" 2>/dev/null; wait "$tel" 2>/dev/null
+fi
 finish run "$rc"
 """
 # Held at the gate until the launcher recorded the wrapper's identity (or died).

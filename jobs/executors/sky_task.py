@@ -145,7 +145,10 @@ def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S,
         f"bash -c {shlex.quote(run)}\n"
         "rc=$?\n"
         "kill $gpuopt_reporter 2>/dev/null; wait $gpuopt_reporter 2>/dev/null\n"
+        # the sampler writes its last summary on SIGTERM; 2 s at most, then it is killed
         'if [ -n "$gpuopt_sampler" ]; then kill -TERM $gpuopt_sampler 2>/dev/null; '
+        "for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $gpuopt_sampler 2>/dev/null || break; "
+        "sleep 0.2; done; kill -KILL $gpuopt_sampler 2>/dev/null; "
         "wait $gpuopt_sampler 2>/dev/null; fi\n"
         "gpuopt_report\n"
         "gpuopt_tel_report\n"

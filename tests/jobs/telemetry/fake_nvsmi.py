@@ -23,7 +23,7 @@ def install_fake_nvidia_smi(bin_dir: Path, rows: Sequence[Row], *, hang: bool = 
     """Write ``bin_dir/nvidia-smi``; it checks it was asked the query gpuopt asks."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     out = "\n".join(_line(r) for r in rows)
-    body = "sleep 600\n" if hang else ""
+    body = "exec sleep 600\n" if hang else ""  # exec: the timeout's kill reaches it
     script = bin_dir / "nvidia-smi"
     script.write_text(
         "#!/bin/sh\n"

@@ -90,14 +90,18 @@ def test_a_broken_nvidia_smi_is_logged_once_and_never_breaks_anything(
         tmp_path: Path, kind: str) -> None:
     install_fake_nvidia_smi(tmp_path / "bin", ROWS, hang=kind == "hang",
                             exit_code=9 if kind == "fail" else 0)
-    out = tmp_path / "t.json"
-    proc = subprocess.Popen([sys.executable, "-I", str(_script(tmp_path)), str(out), "1"],
-                            env=_env(tmp_path / "bin"), stderr=subprocess.PIPE)
-    time.sleep(3.5)  # >= 2 failed ticks (a hung call is cut after 1 s at this interval)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0 and not out.exists()
-    lines = err.decode().splitlines()
+    out, err_file = tmp_path / "t.json", tmp_path / "stderr"
+    with open(err_file, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-I", str(_script(tmp_path)), str(out), "1"],
+                                env=_env(tmp_path / "bin"), stderr=err)
+    try:
+        _until(lambda: err_file.stat().st_size > 0)  # the first failed tick
+        time.sleep(2.5)  # more failed ticks (a hung call is cut after 1 s at this interval)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    assert not out.exists()
+    lines = err_file.read_text().splitlines()
     assert len(lines) == 1 and lines[0].startswith("[gpuopt] telemetry: nvidia-smi")
 
 
