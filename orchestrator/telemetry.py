@@ -70,15 +70,24 @@ def record_ended(store: Store, a: AttemptRow, status: AttemptStatus, spec: JobSp
 
 def calibration_record(spec: JobSpec, a: AttemptRow, t: TelemetrySummary,
                        ) -> CalibrationRecord | None:
-    """The attempt's configuration with what it measured; None if it ran on no known GPU."""
-    from gpuopt.jobs.estimate.calibration import record_for
+    """The attempt's configuration with what it measured; None if it ran on no known GPU
+    or measured nothing usable. The throughput is left out when the GPUs measured are not
+    the planned model (their memory says so: a local run on another GPU)."""
+    from gpuopt.jobs.estimate.calibration import is_planned_gpu, record_for
     from gpuopt.providers.hardware import GPUS
 
     if a.gpu not in GPUS or a.gpu_count < 1:
         return None
+    tps = t.tokens_per_second
+    if tps is not None and not is_planned_gpu(GPUS[a.gpu].memory_gib, t.memory_total_mib):
+        log.info("job %s attempt %d: measured on GPUs of %d MiB, not %s: its tokens/s is "
+                 "not recorded", a.job_id, a.number, max(t.memory_total_mib), a.gpu)
+        tps = None
+    peak = max(t.peak_memory_mib) if t.peak_memory_mib else None
+    if not peak and tps is None:
+        return None
     return record_for(spec.resolved_model(), spec.workload, a.gpu, a.gpu_count,
-                      peak_memory_mib=max(t.peak_memory_mib) if t.peak_memory_mib else None,
-                      tokens_per_second=t.tokens_per_second)
+                      peak_memory_mib=peak or None, tokens_per_second=tps)
 
 
 def load_calibration(store: Store | None, spec: JobSpec) -> Calibration | None:

@@ -84,6 +84,21 @@ def record_for(arch: Architecture, workload: WorkloadSpec, gpu: str, count: int,
         tokens_per_second=tokens_per_second)
 
 
+# A node's GPU is taken for the planned model when the memory nvidia-smi reports is
+# within this fraction of the model's (hardware table, "as nvidia-smi reports it").
+SAME_GPU_MEMORY_TOLERANCE = 0.05
+
+
+def is_planned_gpu(planned_memory_gib: float, reported_total_mib: Sequence[int]) -> bool:
+    """Whether the GPUs that were measured are the planned model, as far as their memory
+    tells (a local run on this machine's own GPU is priced as if on the planned one:
+    its throughput must not be recorded as that GPU's). Unknown memory: trusted."""
+    if not reported_total_mib:
+        return True
+    reported_gib = max(reported_total_mib) / 1024
+    return abs(reported_gib - planned_memory_gib) <= SAME_GPU_MEMORY_TOLERANCE * planned_memory_gib
+
+
 @dataclass(frozen=True, slots=True)
 class Adjustment:
     """Multiply the model's figure by ``factor``; ``source`` says where it came from."""

@@ -118,3 +118,13 @@ def test_memory_is_not_calibrated_for_inference() -> None:
     index = OfferIndex.build([offer("A100-80GB", 1, "4.00")])
     plan = plan_job(s, index, ctx(calibration=Calibration((rec,))))
     assert plan.best is not None and plan.best.fit.memory_source == "model"
+
+
+def test_a_run_on_another_gpu_model_is_not_taken_for_the_planned_one() -> None:
+    from gpuopt.jobs.estimate.calibration import is_planned_gpu
+
+    assert is_planned_gpu(GPUS["H100"].memory_gib, [81_559, 81_559])  # nvidia-smi on H100
+    assert is_planned_gpu(GPUS["L4"].memory_gib, [23_034])
+    assert not is_planned_gpu(GPUS["L4"].memory_gib, [24_564])  # an RTX 4090 at home
+    assert not is_planned_gpu(GPUS["A100-80GB"].memory_gib, [40_960])
+    assert is_planned_gpu(GPUS["T4"].memory_gib, [])  # nothing reported: trusted
