@@ -200,11 +200,22 @@ class Calibration:
     def __bool__(self) -> bool:
         return bool(self.records)
 
+    @property
+    def has_memory(self) -> bool:
+        return any(r.peak_memory_mib for r in self.records)
+
+    def measured_on(self, gpu: str) -> bool:
+        """Whether any record has a throughput measured on this GPU model."""
+        return any(r.gpu == gpu and r.tokens_per_second for r in self.records)
+
 
 def calibrated_memory(est: MemoryEstimate, calibration: Calibration, arch: Architecture,
                       workload: WorkloadSpec, gpus: int) -> MemoryEstimate:
     """The model's estimate corrected by measured peaks: a ``measured_correction``
     component holds the difference (negative when the model was high)."""
+    if workload.type != "finetune" or not calibration.has_memory:
+        return est
+
     def model_at(batch: int, sequence: int, count: int) -> float:
         return float(estimate_memory(arch, with_config(workload, batch, sequence),
                                      count).total_bytes)

@@ -229,6 +229,8 @@ class EstimateCache:
         self._trainable: int | None = None
         self._flops: float | None = None
         self.calibration = calibration or Calibration()
+        # the model's tokens/s at a measured configuration: (gpu, batch, sequence, count)
+        self.model_tps: dict[tuple[str, int, int, int], float] = {}
 
     def flops_per_token(self, arch: Architecture, workload: WorkloadSpec) -> float:
         if self._flops is None:
@@ -297,7 +299,7 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
         return calibrated_runtime(
             training_runtime(arch, workload, gpu, gpus,
                              layout=layouts(arch, workload, gpus)[0].name),
-            cache.calibration, arch, workload, gpu, gpus)
+            cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
     if layout is None:
         best = best_layout(arch, workload, gpu, gpus, cache)
         layout = best[0] if best else Layout(gpus, 1, f"TP{gpus}" if gpus > 1 else "1 GPU")
@@ -305,18 +307,25 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     return calibrated_runtime(
         inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
                           layout.name),
-        cache.calibration, arch, workload, gpu, gpus)
+        cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
 
 
 def calibrated_runtime(rt: RuntimeEstimate, calibration: Calibration, arch: Architecture,
-                       workload: WorkloadSpec, gpu: GpuSpec, gpus: int) -> RuntimeEstimate:
-    """The model's runtime corrected by measured throughput (calibration.py's rule)."""
-    if not calibration:
+                       workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                       memo: dict[tuple[str, int, int, int], float] | None = None,
+                       ) -> RuntimeEstimate:
+    """The model's runtime corrected by measured throughput (calibration.py's rule).
+    ``memo`` keeps the model's figures at measured configurations (one planning call)."""
+    if not calibration.measured_on(gpu.name):
         return rt
+    known = memo if memo is not None else {}
 
     def model_at(batch: int, sequence: int, count: int) -> float:
-        return estimate_runtime(arch, with_config(workload, batch, sequence), gpu,
-                                count).tokens_per_second
+        key = (gpu.name, batch, sequence, count)
+        if key not in known:
+            known[key] = estimate_runtime(arch, with_config(workload, batch, sequence), gpu,
+                                          count).tokens_per_second
+        return known[key]
 
     adj = throughput_adjustment(calibration.records, record_for(arch, workload, gpu.name, gpus),
                                 model_at)
@@ -348,5 +357,5 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
                              fit.memory_source), rt)
     if best is not None and cache.calibration:
         best = (best[0], best[1], calibrated_runtime(best[2], cache.calibration, arch,
-                                                     workload, gpu, gpus))
+                                                     workload, gpu, gpus, cache.model_tps))
     return best
