@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gpuopt.jobs.telemetry.parse import (
     MAX_SERIES,
     QUERY_ARGS,
@@ -118,3 +121,40 @@ def test_newest_summary_from_log_lines() -> None:
              f"{TELEMETRY_MARKER} {{broken"]
     found = telemetry_from_lines(lines)
     assert found is not None and found.peak_memory_mib == (200,)
+
+
+def test_the_parser_is_pure_and_ships_alone() -> None:
+    import ast
+    from pathlib import Path
+
+    from tests.test_layers import _impurities
+
+    path = Path(__file__).resolve().parents[3] / "jobs" / "telemetry" / "parse.py"
+    assert _impurities(path) == []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {"__future__", "typing", "json"}  # nothing of gpuopt: it runs alone
+
+
+@given(st.text(max_size=2000))
+def test_any_text_parses_without_raising(text: str) -> None:
+    for r in parse_query_output(text):
+        assert r.utilization_pct is None or 0 <= r.utilization_pct <= 100
+    tokens_from_progress(text)
+    parse_summary(text)
+
+
+@given(st.lists(st.tuples(st.floats(0, 1e5), st.floats(0, 100), st.floats(0, 1e3)),
+                min_size=1, max_size=300))
+def test_summary_bounds_hold_for_any_samples(samples: list[tuple[float, float, float]]) -> None:
+    acc = Accumulator(15.0)
+    for i, (mem, util, power) in enumerate(samples):
+        acc.add(15.0 * i, [GpuReading(0, mem, 1e5, util, power)], tokens=100 * i)
+    doc = acc.to_json()
+    assert doc["samples"] == len(samples)
+    assert doc["peak_memory_mib"] == [round(max(m for m, _, _ in samples))]
+    assert len(doc["series"]) <= MAX_SERIES  # type: ignore[arg-type]
+    median = doc["median_utilization_pct"]
+    assert isinstance(median, float) and 0 <= median <= 100
+    assert summary_from_json(json.loads(json.dumps(doc))) is not None
