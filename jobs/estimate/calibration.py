@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from gpuopt.jobs.architectures import Architecture
@@ -41,11 +41,16 @@ def measured_source(runs: int) -> str:
     return f"measured ({runs} run{'s' if runs != 1 else ''})"
 
 
+# Architecture fields that name a model rather than shape it.
+_NOT_SHAPE = frozenset({"name", "hf_id", "family", "params_override", "max_position_embeddings"})
+
+
 def fingerprint(arch: Architecture) -> str:
-    """The architecture's shape (not its name): two names for one model share records."""
-    shape = (arch.layers, arch.hidden_size, arch.heads, arch.kv_heads, arch.intermediate_size,
-             arch.vocab_size, arch.head_dim or 0, arch.gated_mlp, arch.num_experts,
-             arch.experts_per_token, arch.tie_embeddings, arch.params)
+    """The architecture's shape (every shape field and the parameter count, not its
+    name): two names for one model share records."""
+    shape = [(f.name, getattr(arch, f.name)) for f in fields(arch)
+             if f.init and f.name not in _NOT_SHAPE]
+    shape.append(("params", arch.params))
     return hashlib.sha256(repr(shape).encode()).hexdigest()[:16]
 
 

@@ -128,3 +128,12 @@ def test_a_run_on_another_gpu_model_is_not_taken_for_the_planned_one() -> None:
     assert not is_planned_gpu(GPUS["L4"].memory_gib, [24_564])  # an RTX 4090 at home
     assert not is_planned_gpu(GPUS["A100-80GB"].memory_gib, [40_960])
     assert is_planned_gpu(GPUS["T4"].memory_gib, [])  # nothing reported: trusted
+
+
+def test_the_fingerprint_is_the_shape_not_the_name() -> None:
+    from gpuopt.jobs.estimate.calibration import fingerprint
+
+    a = spec(model="llama-2-7b").resolved_model()
+    assert fingerprint(replace(a, name="my-llama", hf_id=None)) == fingerprint(a)
+    assert fingerprint(replace(a, layers=a.layers + 1)) != fingerprint(a)
+    assert fingerprint(spec(model="gpt2").resolved_model()) != fingerprint(a)
