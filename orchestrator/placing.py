@@ -120,6 +120,7 @@ def decide_placement(
     from gpuopt.core.money import from_micros
     from gpuopt.orchestrator.planning import load_index, placement_context
     from gpuopt.orchestrator.store.ledger_repo import observed_preemptions
+    from gpuopt.orchestrator.telemetry import load_calibration
     from gpuopt.policies.placement import plan_job
 
     budget_left = None
@@ -135,7 +136,7 @@ def decide_placement(
     ctx = placement_context(
         settings, now, job.deadline_at, observed,
         remaining_fraction=remaining_fraction(attempts), budget_left=budget_left,
-        avoid=avoid, top=5,
+        avoid=avoid, top=5, calibration=load_calibration(store, spec),
     )
     tick = settings.daemon.reconcile_interval / timedelta(seconds=1)
     held = _spot_hold(spec, job, index, ctx, tick)

@@ -73,8 +73,11 @@ def plan_spec(
     observed: Mapping[Place, tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlannedJob:
+    from gpuopt.orchestrator.telemetry import load_calibration
     from gpuopt.policies.placement import plan_job
 
+    if "calibration" not in overrides:  # what finished attempts measured (issue 17)
+        overrides["calibration"] = load_calibration(store, spec)
     index, source, as_of, count = load_index(store)
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides

@@ -26,13 +26,15 @@ def test_json_shape() -> None:
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"per_gpu_gib", "breakdown", "fits"}
+    assert set(doc) == {"per_gpu_gib", "memory_source", "breakdown", "fits"}
+    assert doc["memory_source"] == "model"  # nothing measured on this machine
     assert isinstance(doc["per_gpu_gib"], float)
     assert abs(sum(doc["breakdown"].values()) - doc["per_gpu_gib"]) < 0.01
     assert doc["fits"], "a QLoRA 7B job fits somewhere"
     for fit in doc["fits"]:
         assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib", "est_hours",
-                            "tokens_per_second", "layout"}
+                            "tokens_per_second", "layout", "memory_source", "runtime_source"}
+        assert (fit["memory_source"], fit["runtime_source"]) == ("model", "model")
         assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
         assert fit["est_hours"] > 0 and fit["tokens_per_second"] > 0
 
