@@ -48,6 +48,7 @@ class ExecutorCache:
 
     preemption: PreemptionSchedule | None = None
     base_dir: Path | None = None
+    telemetry_interval: float | None = 15.0  # configuration [telemetry] interval
     _made: dict[str, Executor] = field(default_factory=dict)
 
     def __call__(self, kind: str) -> Executor:
@@ -72,7 +73,8 @@ class ExecutorCache:
             from gpuopt.jobs.executors.local import LocalExecutor
 
             schedule = self.preemption or PreemptionDrills(drills_dir())
-            return LocalExecutor(self.base_dir or attempts_dir(), preemption=schedule)
+            return LocalExecutor(self.base_dir or attempts_dir(), preemption=schedule,
+                                 telemetry_interval=self.telemetry_interval)
         if kind == "skypilot":
             from gpuopt.providers.extras import require_extra
 
@@ -80,7 +82,8 @@ class ExecutorCache:
             from gpuopt.jobs.executors import sky_client
             from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
 
-            return SkyPilotExecutor(sky_client.default_client())
+            return SkyPilotExecutor(sky_client.default_client(),
+                                    telemetry_interval=self.telemetry_interval)
         from gpuopt.core.errors import UserError
 
         raise UserError(f"unknown executor {kind!r}: use local or skypilot", exit_code=2)

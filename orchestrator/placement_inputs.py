@@ -36,6 +36,7 @@ from gpuopt.policies.placement import (
 from gpuopt.policies.spot.hold import MIN_REMAINING
 
 if TYPE_CHECKING:
+    from gpuopt.jobs.estimate.calibration import Calibration
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.store import Store
 
@@ -90,8 +91,11 @@ def plan_spec(
     observed: Mapping[Place, tuple[int, float]] | None = None,
     **overrides: object,
 ) -> PlannedJob:
+    from gpuopt.orchestrator.telemetry import load_calibration
     from gpuopt.policies.placement import plan_job
 
+    if "calibration" not in overrides:  # what finished attempts measured (issue 17)
+        overrides["calibration"] = load_calibration(store, spec)
     index, source, as_of, count = load_index(store)
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
@@ -156,10 +160,12 @@ def decide_placement(
     tick: TickInputs,
     spent_micros: int,
     also_avoid: frozenset[Place] = frozenset(),
+    calibration: Calibration | None = None,
 ) -> Decision:
     """``tick``: this step's offers and observations (loaded once per step);
     ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
-    where its last launches found no capacity), on top of repeated preemptions."""
+    where its last launches found no capacity), on top of repeated preemptions;
+    ``calibration``: what finished attempts of this job's model measured (issue 17)."""
     from gpuopt.policies.placement import decide_next_attempt
 
     preemptions = tick.preemptions_for(job.executor, attempts)
@@ -167,6 +173,7 @@ def decide_placement(
     so_far = JobSoFar(submitted_at=job.submitted_at, deadline_at=job.deadline_at,
                       budget_micros=job.budget_micros, spent_micros=spent_micros,
                       fraction_left=remaining_fraction(attempts), avoid=avoid)
-    ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5)
+    ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
+                            calibration=calibration)
     tick_s = settings.daemon.reconcile_interval / timedelta(seconds=1)
     return decide_next_attempt(spec, tick.index, ctx, so_far, tick_s)

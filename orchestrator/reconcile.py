@@ -74,6 +74,7 @@ from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_d
 from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.orchestrator.telemetry import load_calibration, record_ended, record_running
 from gpuopt.policies.lifecycle import (
     Ending,
     NextState,
@@ -226,6 +227,7 @@ def _watch(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
     state = status.state
     if state in (AttemptState.PENDING, AttemptState.RUNNING):
         _record_progress(store, job, a, status, now)
+        record_running(store, a, status, now)
         return False
     close = _Closer(store, executor, job, attempts, a, status, now, report)
     if state is AttemptState.UNKNOWN:
@@ -350,6 +352,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
             return False  # another loop closed it
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
+    record_ended(c.store, a, status, spec, reason, now)
     c.report.ended.append((a.cluster_name, reason))
     c.report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number,
                                     nxt.event))
@@ -438,7 +441,8 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
         return
     decision = decide_placement(spec, job, attempts, tick.settings, tick(),
                                 job_cost_micros(attempts, now),
-                                also_avoid=places_to_avoid(history))
+                                also_avoid=places_to_avoid(history),
+                                calibration=load_calibration(store, spec))
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return

@@ -30,6 +30,7 @@ from typing import Literal
 from gpuopt.core.money import MICRO_USD
 from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.estimate.calibration import Calibration
 from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
@@ -79,6 +80,8 @@ class PlacementContext:
     # The clouds this installation can launch on ([clouds] enabled; at a SkyPilot submit,
     # also what SkyPilot has enabled), narrowing the job's own resources.clouds. None: all.
     clouds: frozenset[str] | None = None
+    # measured records (finished attempts, imports): estimates use them where they apply
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,8 @@ class Candidate:
             "layout": self.runtime.layout,
             "effective_concurrency": self.fit.concurrency,
             "tokens_per_second": round(self.runtime.tokens_per_second, 1),
+            "runtime_source": self.runtime.source,
+            "memory_source": self.fit.memory_source,
             "fits": self.fit.fits,
             "source": o.source,
             "reason": self.reason,
@@ -322,7 +327,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
                   and min_reliability is None and not verified_only)
 
-    estimates = EstimateCache()  # memory does not depend on the GPU model: once per count
+    # memory does not depend on the GPU model: once per count
+    estimates = EstimateCache(ctx.calibration)
     searched: dict[str, _ModelSearch] = {}
     configs: list[_Config] = []
     for name in spec.resources.gpus:

@@ -10,7 +10,7 @@ on the low side. It also matches vLLM's default gpu_memory_utilization of 0.90.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gpuopt.jobs.architectures import Architecture
@@ -31,6 +31,7 @@ class Fit:
     # Inference: the sequences the engine runs at once on this configuration (the cap
     # `concurrency`, or fewer when the KV cache of more does not fit); None for training.
     concurrency: int | None = None
+    memory_source: str = "model"  # or "measured (N runs)" (jobs/estimate/calibration.py)
 
     @property
     def fits(self) -> bool:
@@ -45,6 +46,7 @@ class Fit:
         }
         if self.concurrency is not None:
             doc["effective_concurrency"] = self.concurrency
+        doc["memory_source"] = self.memory_source
         return doc
 
 
@@ -69,14 +71,15 @@ def check_fit(gpu: GpuSpec, count: int, estimate: MemoryEstimate) -> Fit:
     usable = usable_gib(gpu) * GIB
     if estimate.per_sequence_bytes <= 0:
         per_gpu = estimate.total_bytes / GIB
-        return Fit(gpu.name, count, per_gpu, usable / GIB - per_gpu)
+        return Fit(gpu.name, count, per_gpu, usable / GIB - per_gpu,
+                   memory_source=estimate.source)
     need = estimate.min_bytes
     if need > usable:
-        return Fit(gpu.name, count, need / GIB, (usable - need) / GIB, 0)
+        return Fit(gpu.name, count, need / GIB, (usable - need) / GIB, 0, estimate.source)
     more = int((usable - need) // estimate.per_sequence_bytes)
     seqs = min(estimate.sequences, 1 + more)
     used = estimate.bytes_at(seqs)
-    return Fit(gpu.name, count, used / GIB, (usable - used) / GIB, seqs)
+    return Fit(gpu.name, count, used / GIB, (usable - used) / GIB, seqs, estimate.source)
 
 
 def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Layout, ...]:
@@ -126,10 +129,13 @@ def smallest_fit(
     workload: WorkloadSpec,
     gpu: GpuSpec,
     max_gpus: int = 8,
+    memory: Callable[[int], MemoryEstimate] | None = None,
 ) -> Fit | None:
-    """The smallest count (1, 2, 4, 8 within max_gpus) of ``gpu`` that fits, or None."""
+    """The smallest count (1, 2, 4, 8 within max_gpus) of ``gpu`` that fits, or None.
+    ``memory(count)``: the estimate to use (default: the model's)."""
     for count in candidate_counts(arch, workload, max_gpus):
-        fit = check_fit(gpu, count, estimate_memory(arch, workload, count))
+        est = memory(count) if memory else estimate_memory(arch, workload, count)
+        fit = check_fit(gpu, count, est)
         if fit.fits:
             return fit
     return None
@@ -140,7 +146,9 @@ def fits_for_all(
     workload: WorkloadSpec,
     gpu_names: Iterable[str] | None = None,
     max_gpus: int = 8,
+    memory: Callable[[int], MemoryEstimate] | None = None,
 ) -> dict[str, Fit | None]:
     """For every GPU model (default: the whole hardware table) its smallest fit."""
     names = list(gpu_names) if gpu_names is not None else list(GPUS)
-    return {name: smallest_fit(arch, workload, GPUS[name], max_gpus) for name in names}
+    return {name: smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
+            for name in names}

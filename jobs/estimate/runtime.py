@@ -20,9 +20,16 @@ utilisation.py. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.estimate.calibration import (
+    Calibration,
+    calibrated_memory,
+    record_for,
+    throughput_adjustment,
+    with_config,
+)
 from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
@@ -72,6 +79,7 @@ class RuntimeEstimate:
     scaling: float
     batch: int | None = None  # inference: sequences decoded together (per replica)
     layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
+    source: str = "model"  # or "measured (N runs)" (jobs/estimate/calibration.py)
 
 
 def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -210,15 +218,19 @@ class EstimateCache:
     The estimate does not depend on the GPU model, so planning a job over every model
     and count needs at most one estimate per count; a fit depends on the model and the
     shard only, so it is computed once per (model, shard) however many node sizes use
-    that shard. Lives for one planning call.
+    that shard. Lives for one planning call. With ``calibration`` (measured records),
+    memory and runtime are corrected by them.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, calibration: Calibration | None = None) -> None:
         self._cache: dict[int, MemoryEstimate] = {}
         self._fits: dict[tuple[str, int], Fit] = {}
         self._layouts: dict[int, tuple[Layout, ...]] = {}
         self._trainable: int | None = None
         self._flops: float | None = None
+        self.calibration = calibration or Calibration()
+        # the model's tokens/s at a measured configuration: (gpu, batch, sequence, count)
+        self.model_tps: dict[tuple[str, int, int, int], float] = {}
 
     def flops_per_token(self, arch: Architecture, workload: WorkloadSpec) -> float:
         if self._flops is None:
@@ -232,7 +244,10 @@ class EstimateCache:
 
     def get(self, gpus: int, arch: Architecture, workload: WorkloadSpec) -> MemoryEstimate:
         if gpus not in self._cache:
-            self._cache[gpus] = estimate_memory(arch, workload, gpus)
+            est = estimate_memory(arch, workload, gpus)
+            if self.calibration:
+                est = calibrated_memory(est, self.calibration, arch, workload, gpus)
+            self._cache[gpus] = est
         return self._cache[gpus]
 
     def fit(self, gpu: GpuSpec, shard: int, arch: Architecture, workload: WorkloadSpec) -> Fit:
@@ -279,16 +294,45 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     else the fastest of the layouts whose memory fits (tensor parallel over all of them
     when none does).
     """
-    if workload.type == "finetune":
-        return training_runtime(arch, workload, gpu, gpus,
-                                layout=layouts(arch, workload, gpus)[0].name)
     cache = estimates or EstimateCache()
+    if workload.type == "finetune":
+        return calibrated_runtime(
+            training_runtime(arch, workload, gpu, gpus,
+                             layout=layouts(arch, workload, gpus)[0].name),
+            cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
     if layout is None:
         best = best_layout(arch, workload, gpu, gpus, cache)
         layout = best[0] if best else Layout(gpus, 1, f"TP{gpus}" if gpus > 1 else "1 GPU")
     mem = inference_memory(arch, workload, gpu, layout.shard, cache)
-    return inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
-                             layout.name)
+    return calibrated_runtime(
+        inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
+                          layout.name),
+        cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
+
+
+def calibrated_runtime(rt: RuntimeEstimate, calibration: Calibration, arch: Architecture,
+                       workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                       memo: dict[tuple[str, int, int, int], float] | None = None,
+                       ) -> RuntimeEstimate:
+    """The model's runtime corrected by measured throughput (calibration.py's rule).
+    ``memo`` keeps the model's figures at measured configurations (one planning call)."""
+    if not calibration.measured_on(gpu.name):
+        return rt
+    known = memo if memo is not None else {}
+
+    def model_at(batch: int, sequence: int, count: int) -> float:
+        key = (gpu.name, batch, sequence, count)
+        if key not in known:
+            known[key] = estimate_runtime(arch, with_config(workload, batch, sequence), gpu,
+                                          count).tokens_per_second
+        return known[key]
+
+    adj = throughput_adjustment(calibration.records, record_for(arch, workload, gpu.name, gpus),
+                                model_at)
+    if not adj.measured or not adj.factor > 0:
+        return rt
+    return replace(rt, hours=rt.hours / adj.factor,
+                   tokens_per_second=rt.tokens_per_second * adj.factor, source=adj.source)
 
 
 def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
@@ -309,5 +353,9 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
             mem = _inference_memory(arch, workload, lay.shard, est, fit)
             rt = inference_runtime(arch, workload, gpu, lay.shard, mem, lay.replicas, lay.name)
         if best is None or rt.hours < best[2].hours:
-            best = (lay, Fit(fit.gpu, gpus, fit.per_gpu_gib, fit.free_gib, fit.concurrency), rt)
+            best = (lay, Fit(fit.gpu, gpus, fit.per_gpu_gib, fit.free_gib, fit.concurrency,
+                             fit.memory_source), rt)
+    if best is not None and cache.calibration:
+        best = (best[0], best[1], calibrated_runtime(best[2], cache.calibration, arch,
+                                                     workload, gpu, gpus, cache.model_tps))
     return best

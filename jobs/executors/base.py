@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 # Re-exported: the failure kinds an executor reports are the lifecycle's own.
 from gpuopt.jobs.states import FailureKind as FailureKind
+
+if TYPE_CHECKING:
+    from gpuopt.jobs.telemetry.summary import TelemetrySummary
 
 CLUSTER_PREFIX = "gpuopt-"
 # GCP instance names allow 63 chars and SkyPilot appends suffixes (-head, -worker, a
@@ -140,6 +143,8 @@ class AttemptStatus:
     started_at: datetime | None = None  # timezone-aware UTC
     ended_at: datetime | None = None
     detail: str = ""
+    # what the sampler measured so far (None: no nvidia-smi there, or nothing yet)
+    telemetry: TelemetrySummary | None = None
 
 
 @dataclass(frozen=True, slots=True)

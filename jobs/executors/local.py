@@ -14,6 +14,9 @@ Each attempt lives in ``<base_dir>/<cluster name>/``:
   of a program it did not spawn;
 - ``attempt.log``  stdout + stderr (or ``<log_dir>/<cluster name>.log``);
 - ``progress.json`` the program's GPUOPT_PROGRESS_FILE;
+- ``telemetry.py`` / ``telemetry.json`` the GPU sampler the wrapper runs beside the
+  program when nvidia-smi exists, and its summary (jobs/telemetry); stopped, its last
+  summary written, before the exit code is;
 - ``preempted`` / ``cancelled`` / ``abandoned`` markers written *before* the group is
   signalled (``abandoned``: the launch never started it; a later launch refuses too).
 
@@ -56,6 +59,10 @@ from gpuopt.jobs.executors.base import (
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
+from gpuopt.jobs.telemetry.script import node_script
+from gpuopt.jobs.telemetry.summary import TelemetrySummary, parse_summary
+
+DEFAULT_TELEMETRY_INTERVAL = 15.0  # seconds; configuration [telemetry] interval
 
 _WRAPPER = """#!/bin/bash
 ws={ws}
@@ -68,7 +75,17 @@ if [ -f "$ws/setup.sh" ]; then
   bash "$ws/setup.sh"; rc=$?
   [ "$rc" -eq 0 ] || finish setup "$rc"
 fi
+tel=
+if [ -f "$ws/telemetry.py" ] && command -v nvidia-smi >/dev/null 2>&1; then
+  {python} -I "$ws/telemetry.py" "$ws/telemetry.json" {interval} "$ws/progress.json" &
+  tel=$!
+fi
 bash "$ws/run.sh"; rc=$?
+if [ -n "$tel" ]; then
+  kill -TERM "$tel" 2>/dev/null
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$tel" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$tel" 2>/dev/null; wait "$tel" 2>/dev/null
+fi
 finish run "$rc"
 """
 # Held at the gate until the launcher recorded the wrapper's identity (or died).
@@ -126,6 +143,15 @@ def tail_lines(path: Path, n: int) -> tuple[str, ...]:
     return tuple(lines[-n:]) if n > 0 else ()
 
 
+def read_telemetry(path: Path) -> TelemetrySummary | None:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(64 * 1024)
+    except OSError:
+        return None
+    return parse_summary(raw.decode("utf-8", errors="replace"))
+
+
 class LocalExecutor:
     kind = "local"
 
@@ -137,12 +163,14 @@ class LocalExecutor:
         stop_grace_seconds: float = 10.0,
         last_lines: int = 20,
         watch_interval: float = 0.05,
+        telemetry_interval: float | None = DEFAULT_TELEMETRY_INTERVAL,
     ) -> None:
         self.base_dir = Path(base_dir)
         self.preemption = preemption
         self.stop_grace_seconds = stop_grace_seconds
         self.last_lines = last_lines
         self.watch_interval = watch_interval
+        self.telemetry_interval = telemetry_interval  # None: no sampling
         self._watchers: dict[str, threading.Thread] = {}
         self._watch_lock = threading.Lock()
 
@@ -218,7 +246,11 @@ class LocalExecutor:
         if spec.setup:
             (ws / "setup.sh").write_text(spec.setup + "\n", encoding="utf-8")
         (ws / "run.sh").write_text(spec.run + "\n", encoding="utf-8")
-        (ws / "wrapper.sh").write_text(_WRAPPER.format(ws=shlex.quote(str(ws))), encoding="utf-8")
+        (ws / "wrapper.sh").write_text(_WRAPPER.format(
+            ws=shlex.quote(str(ws)), python=shlex.quote(sys.executable),
+            interval=f"{self.telemetry_interval or 0:g}"), encoding="utf-8")
+        if self.telemetry_interval:
+            (ws / "telemetry.py").write_text(node_script(), encoding="utf-8")
         (ws / "gate.py").write_text(_GATE, encoding="utf-8")
         env = job_environment(spec, checkpoint_dir=str(ckpt),
                               progress_file=str(ws / "progress.json"))
@@ -297,7 +329,8 @@ class LocalExecutor:
         self._enforce_preemption(ws, state)
         started = _utc(state["started_at"])
         progress = read_progress(ws / "progress.json")
-        common: dict[str, Any] = {"started_at": started, "progress": progress}
+        common: dict[str, Any] = {"started_at": started, "progress": progress,
+                                  "telemetry": read_telemetry(ws / "telemetry.json")}
         if (ws / "cancelled").exists():
             return AttemptStatus(
                 cluster_name, AttemptState.CANCELLED,

@@ -30,6 +30,9 @@ PROGRESS_MARKER = "[gpuopt] progress"
 # control node reads progress from the log's tail (it cannot see the node's files, and a
 # preempted node is gone), so this bounds how stale the last known progress can be.
 PROGRESS_ECHO_S = 30.0
+# The telemetry summary (a few KiB at most) is echoed every this many progress echoes
+# (5 min by default) and at the end: what a preempted node measured is that old at worst.
+TELEMETRY_ECHO_EVERY = 10
 
 # gpuopt's canonical GPU names (providers.hardware) -> SkyPilot accelerator names, where
 # they differ; a cloud whose SkyPilot catalog spells one differently says so in the
@@ -88,24 +91,67 @@ class SkyTaskPlan:
         return "/".join(parts)
 
 
-def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S) -> str:
+def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S,
+             telemetry_interval_s: float | None = None, telemetry_file: str = "") -> str:
     """Runs the user's command; prints its exit code as the last log line (SkyPilot's job
     table does not keep it) and, every ``progress_echo_s`` while it runs and once at the
-    end, the progress file's content when it changed -- both read back from the log."""
+    end, the progress file's content when it changed -- both read back from the log.
+
+    With ``telemetry_interval_s`` (and nvidia-smi and python3 on the node), the GPU
+    sampler (jobs/telemetry) runs beside the command, writing its summary to
+    ``telemetry_file``; the summary is echoed as a ``[gpuopt] telemetry {...}`` line
+    every TELEMETRY_ECHO_EVERY progress echoes and once at the end, after the sampler
+    was stopped."""
     report = (
         "gpuopt_report() { "
         'p=$({ tr -d "\\n" < "$GPUOPT_PROGRESS_FILE"; } 2>/dev/null) || return 0; '
         'if [ -n "$p" ] && [ "$p" != "$gpuopt_last" ]; then '
         f'echo "{PROGRESS_MARKER} $p"; gpuopt_last=$p; fi; }}'
     )
+    if not telemetry_interval_s or not telemetry_file:
+        return (
+            f"{report}\n"
+            f"(while sleep {progress_echo_s:g}; do gpuopt_report; done) &\n"
+            "gpuopt_reporter=$!\n"
+            f"bash -c {shlex.quote(run)}\n"
+            "rc=$?\n"
+            "kill $gpuopt_reporter 2>/dev/null; wait $gpuopt_reporter 2>/dev/null\n"
+            "gpuopt_report\n"
+            f'echo "{EXIT_MARKER} $rc"\n'
+            "exit $rc\n"
+        )
+    from gpuopt.jobs.telemetry.script import node_script
+    from gpuopt.jobs.telemetry.summary import TELEMETRY_MARKER
+
+    tel = shlex.quote(telemetry_file)
+    script = shlex.quote(telemetry_file + ".py")
+    tel_report = (
+        "gpuopt_tel_report() { "
+        f't=$({{ tr -d "\\n" < {tel}; }} 2>/dev/null) || return 0; '
+        'if [ -n "$t" ] && [ "$t" != "$gpuopt_tel_last" ]; then '
+        f'echo "{TELEMETRY_MARKER} $t"; gpuopt_tel_last=$t; fi; }}'
+    )
     return (
-        f"{report}\n"
-        f"(while sleep {progress_echo_s:g}; do gpuopt_report; done) &\n"
+        f"{report}\n{tel_report}\n"
+        f"cat > {script} <<'GPUOPT_TELEMETRY_EOF'\n{node_script()}GPUOPT_TELEMETRY_EOF\n"
+        "gpuopt_sampler=\n"
+        "if command -v nvidia-smi >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then\n"
+        f"  python3 {script} {tel} {telemetry_interval_s:g} \"$GPUOPT_PROGRESS_FILE\" &\n"
+        "  gpuopt_sampler=$!\n"
+        "fi\n"
+        f"(n=0; while sleep {progress_echo_s:g}; do gpuopt_report; n=$((n + 1)); "
+        f"if [ $((n % {TELEMETRY_ECHO_EVERY})) -eq 0 ]; then gpuopt_tel_report; fi; done) &\n"
         "gpuopt_reporter=$!\n"
         f"bash -c {shlex.quote(run)}\n"
         "rc=$?\n"
         "kill $gpuopt_reporter 2>/dev/null; wait $gpuopt_reporter 2>/dev/null\n"
+        # the sampler writes its last summary on SIGTERM; 2 s at most, then it is killed
+        'if [ -n "$gpuopt_sampler" ]; then kill -TERM $gpuopt_sampler 2>/dev/null; '
+        "for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $gpuopt_sampler 2>/dev/null || break; "
+        "sleep 0.2; done; kill -KILL $gpuopt_sampler 2>/dev/null; "
+        "wait $gpuopt_sampler 2>/dev/null; fi\n"
         "gpuopt_report\n"
+        "gpuopt_tel_report\n"
         f'echo "{EXIT_MARKER} $rc"\n'
         "exit $rc\n"
     )
@@ -129,7 +175,9 @@ def progress_from_lines(lines: Iterable[str]) -> Progress | None:
 
 
 def is_wrapper_line(line: str) -> bool:
-    return line.startswith((EXIT_MARKER, PROGRESS_MARKER))
+    from gpuopt.jobs.telemetry.summary import TELEMETRY_MARKER
+
+    return line.startswith((EXIT_MARKER, PROGRESS_MARKER, TELEMETRY_MARKER))
 
 
 def unmountable_checkpoint(checkpoint_dir: str) -> str | None:
@@ -150,6 +198,7 @@ def plan_task(
     mount_path: str = DEFAULT_MOUNT_PATH,
     mount_mode: str = "MOUNT_CACHED",
     progress_echo_s: float = PROGRESS_ECHO_S,
+    telemetry_interval_s: float | None = None,
 ) -> SkyTaskPlan:
     placement = spec.placement
     cloud = find_cloud(placement.cloud)
@@ -190,7 +239,8 @@ def plan_task(
         instance_type = split_instance_type(instance_type)[0]
     return SkyTaskPlan(
         name=spec.name or spec.job_id,
-        run=wrap_run(spec.run, progress_echo_s),
+        run=wrap_run(spec.run, progress_echo_s, telemetry_interval_s,
+                     f"/tmp/gpuopt-telemetry-{spec.cluster_name}.json"),
         setup=spec.setup,
         envs=MappingProxyType(contract_env(spec, checkpoint_dir=ckpt_path, progress_file=progress)),
         workdir=spec.workdir,

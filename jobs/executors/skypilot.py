@@ -6,6 +6,7 @@ Preemption: the cluster is gone, STOPPED or back in INIT while the job had been 
 running. A job that ended is read (status, last log lines, exit code from the wrapper's
 marker line) and then the cluster is torn down. Progress: the run wrapper copies the
 program's progress file into the log when it changes; polls read it from the log's tail.
+Telemetry: likewise, the GPU sampler's summary as a ``[gpuopt] telemetry {...}`` line.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gpuopt.jobs.executors.sky_task import (
     plan_task,
     progress_from_lines,
 )
+from gpuopt.jobs.telemetry.summary import TelemetrySummary, telemetry_from_lines
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +55,13 @@ class SkyPilotExecutor:
         down_when_done: bool = True,
         progress_echo_s: float = PROGRESS_ECHO_S,
         progress_tail: int = 200,
+        telemetry_interval: float | None = None,
     ) -> None:
         self.client = client
         self.mount_mode = mount_mode
         self.last_lines = last_lines
         self.progress_echo_s = progress_echo_s
+        self.telemetry_interval = telemetry_interval  # None: no GPU sampling on the node
         # Log lines searched for the newest progress echo: a program printing more than
         # this between two echoes hides its progress until the next one.
         self.progress_tail = progress_tail
@@ -69,7 +73,8 @@ class SkyPilotExecutor:
     def launch(self, spec: AttemptSpec) -> LaunchResult:
         name = spec.cluster_name
         # user errors before any call
-        plan = plan_task(spec, mount_mode=self.mount_mode, progress_echo_s=self.progress_echo_s)
+        plan = plan_task(spec, mount_mode=self.mount_mode, progress_echo_s=self.progress_echo_s,
+                         telemetry_interval_s=self.telemetry_interval)
         if name in self._final or self.client.status(name) is not None:
             return LaunchResult(name, adopted=True)
         # Any launch request ever made under this name means the attempt exists (still
@@ -152,9 +157,9 @@ class SkyPilotExecutor:
             return AttemptStatus(name, AttemptState.PENDING, started_at=started)
         if job.status == "RUNNING":
             self._seen_running.add(name)
-            return AttemptStatus(
-                name, AttemptState.RUNNING, started_at=started, progress=self._progress(name, job)
-            )
+            progress, telemetry = self._from_log(name, job)
+            return AttemptStatus(name, AttemptState.RUNNING, started_at=started,
+                                 progress=progress, telemetry=telemetry)
         return self._end(self._terminal(name, job, started, ended), down=True)
 
     def _terminal(
@@ -164,6 +169,7 @@ class SkyPilotExecutor:
         lines = tuple(self.client.tail_logs(name, job.job_id, follow=False, tail=tail))
         code = exit_code_from_lines(lines)
         progress = progress_from_lines(lines)
+        telemetry = telemetry_from_lines(lines)
         shown = tuple(line for line in lines if not is_wrapper_line(line))[-self.last_lines :]
         ended = ended or datetime.now(UTC)
         state, failure, exit_code, detail = AttemptState.UNKNOWN, None, None, f"job {job.status}"
@@ -180,17 +186,19 @@ class SkyPilotExecutor:
         return AttemptStatus(
             name, state, exit_code=exit_code, failure=failure, last_lines=shown,
             progress=progress, started_at=started, ended_at=ended, detail=detail,
+            telemetry=telemetry,
         )
 
-    def _progress(self, name: str, job: ClusterJob) -> Progress | None:
-        """Newest progress the run wrapper echoed into the log (best effort: a log that
-        cannot be read now leaves the last recorded progress in place)."""
+    def _from_log(self, name: str, job: ClusterJob,
+                  ) -> tuple[Progress | None, TelemetrySummary | None]:
+        """Newest progress and telemetry the run wrapper echoed into the log (best effort:
+        a log that cannot be read now leaves the last recorded ones in place)."""
         try:
             lines = self.client.tail_logs(name, job.job_id, follow=False, tail=self.progress_tail)
-            return progress_from_lines(lines)
+            return progress_from_lines(lines), telemetry_from_lines(lines)
         except Exception as exc:  # SkyPilot raises many kinds; progress is optional
             log.debug("progress of %s unreadable now: %s", name, exc)
-            return None
+            return None, None
 
     def _end(self, status: AttemptStatus, *, down: bool) -> AttemptStatus:
         self._final[status.cluster_name] = status

@@ -39,6 +39,7 @@ def build_app() -> typer.Typer:
 
     # Each command module's register() adds its commands; this order is --help's order.
     from gpuopt.orchestrator.cli import (
+        calibration_cmd,
         config_cmd,
         daemon_cmd,
         estimate_cmd,
@@ -53,8 +54,8 @@ def build_app() -> typer.Typer:
     )
 
     for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, gpus_cmd,
-                   simulate_cmd,
-                   report_cmd, daemon_cmd, config_cmd, skypilot_cmd):
+                   simulate_cmd, report_cmd, calibration_cmd, daemon_cmd, config_cmd,
+                   skypilot_cmd):
         module.register(app)
     return app
 

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from gpuopt.jobs.estimate.calibration import Calibration
     from gpuopt.jobs.estimate.fit import Fit
-    from gpuopt.jobs.estimate.runtime import RuntimeEstimate
+    from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
+    from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate
     from gpuopt.jobs.spec import JobSpec
 
 
@@ -47,31 +49,40 @@ def estimate(
     Example: gpuopt estimate deploy/examples/qlora-7b.yaml --gpu A100-40GB:1 --json
     """
     from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
-    from gpuopt.jobs.estimate.memory import GIB, estimate_memory
+    from gpuopt.jobs.estimate.memory import GIB
+    from gpuopt.jobs.estimate.runtime import EstimateCache
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.providers.hardware import GPUS
 
     spec = load_job_spec(job_file, purpose="estimate")
     arch, workload = spec.resolved_model(), spec.workload
     max_gpus = spec.resources.max_gpus_per_node
+    # what finished attempts of this model measured (gpuopt calibration list)
+    cache = EstimateCache(_calibration(spec))
+
+    def memory(count: int) -> MemoryEstimate:
+        return cache.get(count, arch, workload)
+
     if gpu is not None:
         name, count = _parse_gpu(gpu)
         if count is None:
-            found = smallest_fit(arch, workload, GPUS[name], max_gpus)
+            found = smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
             count = found.count if found else 1
-        est = estimate_memory(arch, workload, count)
+        est = memory(count)
         one = check_fit(GPUS[name], count, est)
         fits = {name: one if one.fits else None}
         rows: list[tuple[str, Fit | None]] = [(name, one)]
     else:
-        est = estimate_memory(arch, workload, 1)
-        fits = fits_for_all(arch, workload, spec.resources.gpus, max_gpus)
+        est = memory(1)
+        fits = fits_for_all(arch, workload, spec.resources.gpus, max_gpus, memory)
         rows = [(n, f) for n, f in fits.items()]
     breakdown = {k: v / GIB for k, v in est.components.items()}
-    runtimes = {name: _runtime(spec, name, f.count) for name, f in rows if f and f.fits}
+    runtimes = {name: _runtime(spec, name, f.count, cache) for name, f in rows
+                if f and f.fits}
     if as_json:
         doc: dict[str, object] = {
             "per_gpu_gib": round(est.total_bytes / GIB, 3),
+            "memory_source": est.source,
             "breakdown": {k: round(v, 3) for k, v in breakdown.items()},
             "fits": [
                 {**f.to_json(), **_runtime_json(runtimes.get(n))}
@@ -85,23 +96,39 @@ def estimate(
     _print_tables(spec.name or job_file.name, arch.name, est.gpus, breakdown, rows, runtimes)
 
 
-def _runtime(spec: JobSpec, gpu: str, count: int) -> RuntimeEstimate | None:
+def _calibration(spec: JobSpec) -> Calibration | None:
+    """The stored calibration records of this job's model, if there is a store."""
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.telemetry import load_calibration
+
+    store = open_store_if_exists(load_config(None).database.url)
+    if store is None:
+        return None
+    try:
+        return load_calibration(store, spec)
+    finally:
+        store.close()
+
+
+def _runtime(spec: JobSpec, gpu: str, count: int,
+             cache: EstimateCache | None = None) -> RuntimeEstimate | None:
     """Hours and tokens/s on that configuration; None when the job does not state its
     amount of work (tokens / requests): memory needs neither."""
     from gpuopt.jobs.estimate.runtime import estimate_runtime
     from gpuopt.providers.hardware import GPUS
 
     try:
-        return estimate_runtime(spec.resolved_model(), spec.workload, GPUS[gpu], count)
+        return estimate_runtime(spec.resolved_model(), spec.workload, GPUS[gpu], count, cache)
     except ValueError:  # no tokens / epochs x dataset_tokens, or no requests
         return None
 
 
 def _runtime_json(rt: RuntimeEstimate | None) -> dict[str, object]:
     if rt is None:
-        return {"est_hours": None, "tokens_per_second": None}
+        return {"est_hours": None, "tokens_per_second": None, "runtime_source": "model"}
     return {"est_hours": round(rt.hours, 4), "tokens_per_second": round(rt.tokens_per_second, 1),
-            "layout": rt.layout}
+            "layout": rt.layout, "runtime_source": rt.source}
 
 
 def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float],

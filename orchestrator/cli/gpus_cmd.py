@@ -128,9 +128,10 @@ def show_gpus(
               f"{r.spec.bandwidth_gbps:g}", _link(r.spec), _price(r.on_demand), _price(r.spot),
               sold_text(r.counts)] for r in rows]
     print_table(out_console(), cols, table, wide=wide)
-    out_console().print("bf16: dense tensor TFLOPS (datasheet); GB/s: memory bandwidth; link: "
-                        "NVLink or PCIe GB/s per GPU; od / spot: cheapest $ per GPU-hour now",
-                        highlight=False)
+    # Two lines that each fit 80 columns (messages are never wrapped for the width).
+    out_console().print("bf16: dense tensor TFLOPS (datasheet); GB/s: memory bandwidth\n"
+                        "link: NVLink or PCIe GB/s per GPU; od / spot: cheapest $ per GPU-hour "
+                        "now", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -136,8 +136,8 @@ def print_jobs(console: Console, views: list[dict[str, Any]], *, wide: bool = Fa
             for v in views]
     print_table(console, cols, rows, wide=wide)
     if any(v["cost_is_simulated"] for v in views):
-        console.print("* simulated: the local executor's runs are priced as if on the planned "
-                      "placement", style="dim")
+        console.print("* simulated: local executor runs, priced as if on the planned placement",
+                      style="dim")
 
 
 def status(
@@ -160,12 +160,62 @@ def status(
     view = job_view(job, attempts, now)
     view["plan"] = submitted_plan(job)
     view["attempt_list"] = [attempt_view(a, now) for a in attempts]
+    measured = _telemetry_views(job, attempts, config)
+    for shown in view["attempt_list"]:
+        shown.update(measured.get(shown["attempt"], {"telemetry": None}))
     view["events"] = [{"at": e.at.isoformat(), "kind": e.kind, "message": e.message}
                       for e in events]
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
     _print_status(view, wide)
+
+
+def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | None,
+                     ) -> dict[int, dict[str, Any]]:
+    """What the GPU sampler measured per attempt, with the model's estimate beside it."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.attempts import load_stored_spec
+    from gpuopt.orchestrator.telemetry import telemetry_views
+
+    store = _open(config)
+    if store is None:
+        return {}
+    try:
+        try:
+            spec = load_stored_spec(job)
+        except UserError:  # a stored spec this version no longer reads: no estimate
+            spec = None
+        return telemetry_views(store, spec, attempts)
+    finally:
+        store.close()
+
+
+def _measured_lines(a: dict[str, Any]) -> list[str]:
+    """'attempt 1 measured: ...' and the low-utilisation warning, for the text view."""
+    t = a.get("telemetry")
+    if not t:
+        return []
+    est = a.get("estimated") or {}
+    peaks = " / ".join(f"{p:,}" for p in t["peak_memory_mib"])
+    parts = [f"peak {peaks} MiB per GPU"
+             + (f" (estimate {est['peak_memory_mib']:,})" if est.get("peak_memory_mib")
+                else "")]
+    tps, est_tps = t["tokens_per_second"], est.get("tokens_per_second")
+    if tps is not None:
+        parts.append(f"{tps:,.0f} tokens/s" + (
+            f" (estimate {est_tps:,.0f}, {tps / est_tps:.2f}x)" if est_tps else ""))
+    if t["mean_utilization_pct"] is not None:
+        median = a.get("median_utilization_pct")
+        parts.append(f"GPU busy {t['mean_utilization_pct']:.0f}%"
+                     + (f" (median {median:.0f}%)" if median is not None else ""))
+    if t["energy_wh"] is not None:
+        parts.append(f"{t['energy_wh']:,.1f} Wh")
+    parts.append(f"{t['samples']} samples")
+    lines = [f"attempt {a['attempt']} measured: " + ", ".join(parts)]
+    if a.get("utilization_warning"):
+        lines.append(f"  warning: {a['utilization_warning']}")
+    return lines
 
 
 def _print_status(view: dict[str, Any], wide: bool = False) -> None:
@@ -205,6 +255,9 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
                      "-" if a["wasted_seconds"] is None else f"{a['wasted_seconds']:,.1f}"])
     if rows:
         print_table(console, cols, rows, wide=wide)
+    for a in view["attempt_list"]:
+        for i, line in enumerate(_measured_lines(a)):
+            console.print(Text(line, style="yellow" if i else ""))
     label = SIMULATED if view["cost_is_simulated"] else "cost"
     console.print(Text(f"{label}: ${view['cost']} (on-demand equivalent "
                        f"${view['on_demand_cost']})"))

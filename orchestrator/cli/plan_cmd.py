@@ -105,8 +105,11 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
                 title=f"{title}: {len(plan.candidates)} cheapest placements "
                 f"({planned.offer_count} offers, {src})")
     if plan.candidates:
-        console.print("expected $ includes expected preemption losses; preempt. = expected "
-                      "preemptions over the run; od = on-demand", style="dim")
+        # Two lines that each fit 80 columns (messages are never wrapped for the width).
+        console.print("expected $ includes expected preemption losses; od = on-demand\n"
+                      "preempt. = expected preemptions over the run", style="dim")
+        for line in measured_notes(plan):
+            console.print(escape(line), style="dim")
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
         print_frontier(plan)
@@ -116,6 +119,22 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
     if plan.nearest_miss:
         console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
+
+
+def measured_notes(plan: Plan) -> list[str]:
+    """Which shown configurations' figures come from measured runs (gpuopt calibration)."""
+    seen: dict[str, list[str]] = {}
+    for c in (*plan.candidates, *plan.frontier):
+        key = f"{c.offer.gpu} x{c.offer.gpu_count}"
+        if key in seen:
+            continue
+        notes = []
+        if c.runtime.source != "model":
+            notes.append(f"est. h from tokens/s {c.runtime.source}")
+        if c.fit.memory_source != "model":
+            notes.append(f"memory {c.fit.memory_source}")
+        seen[key] = notes
+    return [f"{key}: {', '.join(notes)}" for key, notes in seen.items() if notes]
 
 
 def frontier_lines(plan: Plan) -> list[str]:

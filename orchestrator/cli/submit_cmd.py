@@ -226,7 +226,7 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
     from gpuopt.orchestrator.reconcile import reconcile_once
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
 
-    executors = ExecutorCache()
+    executors = ExecutorCache(telemetry_interval=settings.telemetry.interval_seconds)
     columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn())
     job_over = False
     try:

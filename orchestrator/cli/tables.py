@@ -117,16 +117,17 @@ def print_table(console: Console, cols: Sequence[Col], rows: Sequence[Sequence[s
     """Print the table fitted to ``console.width`` (``wide``: every column, any width).
 
     When even the columns that must stay do not fit, the table is printed as wide as it
-    needs: a long line is better than a cut number.
+    needs: a long line is better than a cut number. The consoles soft-wrap (messages
+    stay whole); a table is laid out for the width instead (its title, text columns).
     """
     table, needed = build_table(cols, rows, console.width, title=title, wide=wide)
     width = console.width
     if needed <= width:
-        console.print(table)
+        console.print(table, soft_wrap=False)  # fitted to the width
         return
     console.width = needed
     try:
-        console.print(table)
+        console.print(table, soft_wrap=False)  # fitted to the width
     finally:
         console.width = width
 

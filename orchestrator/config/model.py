@@ -294,6 +294,24 @@ class ReportConfig(_Section):
         return v
 
 
+class TelemetryConfig(_Section):
+    # How often the run wrapper samples the node's GPUs with nvidia-smi (when it exists)
+    # while a job runs; "0s" turns sampling off.
+    interval: Duration = timedelta(seconds=15)
+
+    @field_validator("interval")
+    @classmethod
+    def _off_or_positive(cls, v: timedelta) -> timedelta:
+        if timedelta(0) < v < timedelta(milliseconds=100) or v < timedelta(0):
+            raise ValueError('must be "0s" (off) or at least 100ms')
+        return v
+
+    @property
+    def interval_seconds(self) -> float | None:
+        seconds = self.interval.total_seconds()
+        return seconds if seconds > 0 else None
+
+
 class SmtpSecurity(StrEnum):
     STARTTLS = "starttls"
     TLS = "tls"
@@ -320,4 +338,5 @@ class Settings(_Section):
     placement: PlacementConfig = Field(default_factory=PlacementConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     smtp: SmtpConfig = Field(default_factory=SmtpConfig)

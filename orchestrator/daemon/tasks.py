@@ -121,7 +121,8 @@ class DaemonTasks:
 
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
-            self._executors = ExecutorCache()
+            self._executors = ExecutorCache(
+                telemetry_interval=self.settings.telemetry.interval_seconds)
         report = reconcile_once(self.store, self._executors, self.settings, self.clock(),
                                 keep_going=self.is_leader)
         self.log_step(report)

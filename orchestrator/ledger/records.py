@@ -40,6 +40,10 @@ class AttemptRecord:
     wasted_seconds: float = 0.0
     # Run by the local executor: priced as if on its placement, never paid for.
     simulated: bool = False
+    # What the GPU sampler measured (None: not measured): mean utilisation of the
+    # attempt's GPUs, and the tokens it processed while sampled.
+    utilization_pct: float | None = None
+    tokens_processed: int | None = None
 
     def cost_between(self, start: datetime, end: datetime) -> Decimal:
         """Cost of the part of this attempt held within [start, end)."""

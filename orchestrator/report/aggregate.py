@@ -29,6 +29,7 @@ from gpuopt.orchestrator.report.model import (
     WeeklyReport,
     WeekSummary,
 )
+from gpuopt.orchestrator.report.utilisation import utilisation_of
 from gpuopt.orchestrator.report.weeks import IsoWeek
 
 UNASSIGNED = "(unassigned)"
@@ -107,6 +108,7 @@ def build_report(
         clouds=clouds,
         simulated=sim_acc.summary() if sim_jobs else None,
         simulated_jobs=sim_jobs,
+        utilisation=utilisation_of(scoped, start, end),
     )
 
 

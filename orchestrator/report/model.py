@@ -10,8 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TYPE_CHECKING
 
 from gpuopt.orchestrator.report.weeks import IsoWeek
+
+if TYPE_CHECKING:
+    from gpuopt.orchestrator.report.utilisation import Utilisation
 
 PCT_STEP = Decimal("0.1")
 HOURS_STEP = Decimal("0.000001")
@@ -145,6 +149,8 @@ class WeeklyReport:
     # of every figure above, summed here; None when there were none this week.
     simulated: WeekSummary | None = None
     simulated_jobs: tuple[str, ...] = ()  # their job ids
+    # What the GPU sampler measured (utilisation.py); None when nothing was measured
+    utilisation: Utilisation | None = None
 
     @property
     def week(self) -> IsoWeek:

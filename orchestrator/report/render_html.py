@@ -58,6 +58,15 @@ def render_html(report: WeeklyReport, image_src: Mapping[str, str]) -> str:
                              _section_table(sections.team_budget_table(report))))
     body.append(_section(sections.preemptions_title(report),
                          _section_table(sections.preemption_table(report))))
+    if report.utilisation is None:
+        body.append(_section(sections.UTILISATION, escape(sections.NO_UTILISATION)))
+    else:
+        body.append(_section(sections.UTILISATION,
+                             _section_table(sections.utilisation_table(report))))
+        body.append(_section(sections.IDLE_JOBS,
+                             _section_table(sections.idle_jobs_table(report))))
+        body.append(_section(sections.TOKEN_COSTS,
+                             _section_table(sections.token_cost_table(report))))
     body.append(_footer(report))
     inner = "\n".join(body)
     title = escape(f"gpuopt weekly cost report {report.week}")

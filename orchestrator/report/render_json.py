@@ -71,6 +71,7 @@ def report_to_json(report: WeeklyReport) -> dict[str, Any]:
         ],
         "simulated": None if report.simulated is None else {
             **_summary(report.simulated), "jobs": list(report.simulated_jobs)},
+        "utilisation": _utilisation(report),
         "daily": [
             {
                 "day": d.day.isoformat(),
@@ -80,6 +81,22 @@ def report_to_json(report: WeeklyReport) -> dict[str, Any]:
             }
             for d in report.daily
         ],
+    }
+
+
+def _utilisation(report: WeeklyReport) -> dict[str, Any] | None:
+    u = report.utilisation
+    if u is None:
+        return None
+    return {
+        "gpu_hours_by_band": {name: _hours(h) for name, h in u.bands},
+        "unmeasured_gpu_hours": _hours(u.unmeasured_gpu_hours),
+        "idle_jobs": [{"job_id": j.job_id, "name": j.name, "gpu_hours": _hours(j.gpu_hours),
+                       "utilization_pct": _pct(j.utilization_pct)} for j in u.idle_jobs],
+        "cost_per_million_tokens": [
+            {"job_id": t.job_id, "name": t.name, "tokens": t.tokens, "cost": money(t.cost),
+             "per_million": money(t.per_million), "simulated": t.simulated}
+            for t in u.token_costs],
     }
 
 

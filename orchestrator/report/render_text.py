@@ -95,6 +95,7 @@ def render_text(report: WeeklyReport) -> str:
     out += ["", sections.preemptions_title(report),
             *section_table(sections.preemption_table(report),
                            optional=(4, 2))]  # GPU-h wasted, GPUs
+    out += _utilisation(report)
     out += [
         "",
         "Every figure is from the ledger, at the price in force when each attempt began.",
@@ -113,6 +114,16 @@ def _simulated(report: WeeklyReport) -> list[str]:
         f"Simulated runs (local executor; priced as if on their placement, never paid, left "
         f"out of every other figure): {usd(sim.total)} for {len(report.simulated_jobs)} "
         f"job(s), {hours(sim.gpu_hours)} GPU-hours, {sim.preemptions} preemption(s).", WIDTH)]
+
+
+def _utilisation(report: WeeklyReport) -> list[str]:
+    if report.utilisation is None:
+        return ["", sections.UTILISATION, f"  {sections.NO_UTILISATION}"]
+    return ["", sections.UTILISATION, *section_table(sections.utilisation_table(report)),
+            "", sections.IDLE_JOBS, *section_table(sections.idle_jobs_table(report)),
+            "", sections.TOKEN_COSTS,
+            *section_table(sections.token_cost_table(report),
+                           "no measured job reported tokens (progress file 'tokens')")]
 
 
 def _width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:

@@ -14,7 +14,7 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from gpuopt.orchestrator.report.fmt import hours, pct, usd
-from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport
+from gpuopt.orchestrator.report.model import JobLine, SpendLine, WeeklyReport, percent
 
 TOP_JOBS = "Five most expensive jobs"
 JOB_BUDGETS = "Budget burn per job"
@@ -104,3 +104,35 @@ def preemption_table(report: WeeklyReport) -> Table:
         ),
         frozenset({4, 5}),
     )
+
+
+UTILISATION = "GPU utilisation (measured by nvidia-smi)"
+IDLE_JOBS = "Jobs that kept their GPUs mostly idle (under 50% busy)"
+TOKEN_COSTS = "Cost per million tokens"
+NO_UTILISATION = "no attempt of this report was measured (no nvidia-smi on its node)"
+
+
+def utilisation_table(report: WeeklyReport) -> Table:
+    """GPU-hours by utilisation band, then the unmeasured ones."""
+    u = report.utilisation
+    if u is None:
+        return Table(("Busy", "GPU-h", "Share"), (), frozenset({1, 2}))
+    whole = u.measured_gpu_hours
+    rows = [(name, hours(h), pct(percent(h, whole))) for name, h in u.bands]
+    rows.append(("not measured", hours(u.unmeasured_gpu_hours), "-"))
+    return Table(("Busy", "GPU-h", "Share"), tuple(rows), frozenset({1, 2}))
+
+
+def idle_jobs_table(report: WeeklyReport) -> Table:
+    jobs = report.utilisation.idle_jobs if report.utilisation else ()
+    return Table(("Job", "GPU-h", "Busy"),
+                 tuple((j.name, hours(j.gpu_hours), pct(j.utilization_pct)) for j in jobs),
+                 frozenset({1, 2}))
+
+
+def token_cost_table(report: WeeklyReport) -> Table:
+    costs = report.utilisation.token_costs if report.utilisation else ()
+    return Table(("Job", "Tokens", "Cost", "Per 1M tokens"),
+                 tuple((t.name + (" (simulated)" if t.simulated else ""), f"{t.tokens:,}",
+                        usd(t.cost), usd(t.per_million)) for t in costs),
+                 frozenset({1, 2, 3}))

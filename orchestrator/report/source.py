@@ -22,6 +22,21 @@ from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
 from gpuopt.orchestrator.report.service import LedgerLoader
 
 
+def with_telemetry(session: object, attempts: Sequence[AttemptRecord]) -> list[AttemptRecord]:
+    """The attempts with what their GPU sampler measured (utilisation, tokens)."""
+    from dataclasses import replace
+
+    from gpuopt.orchestrator.store.telemetry_repo import telemetry_by_attempt
+
+    found = telemetry_by_attempt(session, {a.job_id for a in attempts})  # type: ignore[arg-type]
+    out = []
+    for a in attempts:
+        t = found.get((a.job_id, a.attempt))
+        out.append(a if t is None else replace(
+            a, utilization_pct=t.mean_utilization_pct, tokens_processed=t.tokens_processed))
+    return out
+
+
 def store_loader(database_url: str | None = None) -> LedgerLoader:
     """A LedgerLoader reading the store at ``database_url`` (None = the configured one)."""
 
@@ -37,7 +52,7 @@ def store_loader(database_url: str | None = None) -> LedgerLoader:
         try:
             with store.session() as session:
                 attempts, jobs = load_report_ledger(session, start, end)
-                return list(attempts), list(jobs)
+                return with_telemetry(session, attempts), list(jobs)
         finally:
             store.close()
 

@@ -43,14 +43,47 @@ class Store:
 
 
 def _create_private_file(path: Path) -> None:
+    """Create the SQLite file (mode 0600) already in WAL mode, atomically: it is built
+    under a temporary name and linked into place, so no process ever sees it empty.
+
+    Several processes may open a brand-new database at once (every command opens the
+    store). Switching a file to WAL writes its header inside a read transaction, and
+    SQLite returns ``database is locked`` at once there, without waiting for the busy
+    timeout, when another connection is writing: two processes running ``PRAGMA
+    journal_mode=WAL`` on the same empty file failed about one round in ten. On a file
+    that is already WAL the pragma only reads."""
+    import sqlite3
+    import tempfile
+
     from gpuopt.orchestrator.paths import ensure_private_dir
 
-    ensure_private_dir(path.parent)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    if path.exists():
         return
-    os.close(fd)
+    ensure_private_dir(path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    os.close(fd)  # mkstemp: mode 0600
+    tmp = Path(tmp_name)
+    try:
+        try:
+            conn = sqlite3.connect(tmp)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            finally:
+                conn.close()  # the last connection: the -wal and -shm files go with it
+        except sqlite3.Error as err:
+            raise OSError(str(err)) from None
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return  # another process created it first: the same empty WAL database
+        except OSError:  # a file system without hard links: create it empty (O_EXCL)
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                return
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

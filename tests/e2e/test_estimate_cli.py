@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -15,22 +16,25 @@ EXAMPLES = REPO / "deploy" / "examples"
 
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, columns: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": columns} if columns else None
     return subprocess.run([*gpuopt_command(), *args], capture_output=True, text=True, timeout=60,
-                          cwd=REPO)
+                          cwd=REPO, env=env)
 
 
 def test_json_shape() -> None:
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"per_gpu_gib", "breakdown", "fits"}
+    assert set(doc) == {"per_gpu_gib", "memory_source", "breakdown", "fits"}
+    assert doc["memory_source"] == "model"  # nothing measured on this machine
     assert isinstance(doc["per_gpu_gib"], float)
     assert abs(sum(doc["breakdown"].values()) - doc["per_gpu_gib"]) < 0.01
     assert doc["fits"], "a QLoRA 7B job fits somewhere"
     for fit in doc["fits"]:
         assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib", "est_hours",
-                            "tokens_per_second", "layout"}
+                            "tokens_per_second", "layout", "memory_source", "runtime_source"}
+        assert (fit["memory_source"], fit["runtime_source"]) == ("model", "model")
         assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
         assert fit["est_hours"] > 0 and fit["tokens_per_second"] > 0
 
@@ -75,9 +79,15 @@ def test_bad_input_exit_2_without_traceback(tmp_path: Path, body: str, needle: s
     assert "Traceback" not in res.stderr + res.stdout
 
 
-def test_missing_file_and_bad_gpu(tmp_path: Path) -> None:
-    res = _run("estimate", str(tmp_path / "none.yaml"))
-    assert res.returncode == 2 and "no such file" in res.stderr and "Traceback" not in res.stderr
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_missing_file_and_bad_gpu(tmp_path: Path, columns: str) -> None:
+    # Issue 14: a longer temporary path broke the error line at 80 columns
+    # ("...none.yaml: no\nsuch file"); errors are one line at any width, any path length.
+    missing = tmp_path.joinpath(*(f"a-long-directory-name-{i}" for i in range(4)), "none.yaml")
+    res = _run("estimate", str(missing), columns=columns)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("error: ") and f"{missing}: no such file" in line, res.stderr
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--gpu", "B300")
     assert res.returncode == 2 and "unknown GPU" in res.stderr and "Traceback" not in res.stderr
 

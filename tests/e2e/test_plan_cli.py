@@ -67,3 +67,19 @@ def test_a_fine_tune_without_tokens_is_a_spec_error(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "job.yaml:2 workload: planning a fine-tune needs the amount of work" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_risk_says_its_number_is_expected_preemptions() -> None:
+    """Issue 14: `risk: medium (1.0)` did not say what 1.0 was."""
+    res = _run("plan", str(REPO / "deploy" / "examples" / "qlora-7b.yaml"), "--json")
+    assert res.returncode == 0, res.stderr
+    candidates = json.loads(res.stdout)["candidates"]
+    spot = [c for c in candidates if c["market"] == "spot"]
+    assert spot, candidates
+    for c in candidates:
+        if c["market"] != "spot":
+            assert c["risk"] == "none"
+            continue
+        level, _, rest = c["risk"].partition(" ")
+        assert level in ("low", "medium", "high")
+        assert rest == f"({c['expected_preemptions']:.1f} expected preemptions)", c["risk"]

@@ -202,3 +202,37 @@ def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> No
     assert lines[0].split()[:7] == ["GPU", "GiB", "bf16", "GB/s", "link", "od", "spot"]
     assert any(line.startswith("B200 ") and "NVL 1800" in line for line in lines)
     assert "days old: run `gpuopt prices refresh`" in table.stderr
+
+
+def test_history_on_a_fresh_home_shows_the_snapshot_as_json_with_a_limit(
+    tmp_path: Path,
+) -> None:
+    """Issue 14: `prices history` had no --json or --limit and, on a fresh machine,
+    nothing to show. Before any refresh the snapshot's prices are each series' first
+    point (the cheapest N with --limit), its age said on stderr."""
+    r = run(tmp_path, "prices", "history", "--gpu", "H100", "--json", "--limit", "3")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)
+    assert len(points) == 3
+    assert {p["source"] for p in points} == {"snapshot"} and {p["gpu"] for p in points} == {
+        "H100"}
+    per_gpu = [float(p["price_per_gpu_hour"]) for p in points]
+    assert per_gpu == sorted(per_gpu)
+    assert "No price history yet" in r.stderr and "days old" in r.stderr
+    every = json.loads(run(tmp_path, "prices", "history", "--gpu", "H100", "--json",
+                           "--limit", "0").stdout)
+    assert len(every) > 3 and every[:3] == points
+    table = run(tmp_path, "prices", "history", "--gpu", "H100", "--limit", "2")
+    assert table.returncode == 0, table.stderr
+    assert f"{len(every) - 2} more points (use --limit 0 for all)" in table.stderr
+    assert not (tmp_path / "data" / "gpuopt.db").exists()  # reading created nothing
+
+
+def test_history_json_limit_keeps_the_newest_stored_points(tmp_path: Path) -> None:
+    _seed_store(tmp_path)
+    every = json.loads(run(tmp_path, "prices", "history", "--gpu", "H100", "--json",
+                           "--limit", "0").stdout)
+    assert every and {p["source"] for p in every} == {"store"}
+    newest = json.loads(run(tmp_path, "prices", "history", "--gpu", "H100", "--json",
+                            "--limit", "2").stdout)
+    assert newest == every[-2:] and len(every) > 2

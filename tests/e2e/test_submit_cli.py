@@ -94,3 +94,37 @@ def test_a_checkpoint_skypilot_cannot_mount_is_refused_at_submit(tmp_path: Path)
     assert "checkpoint.dir az://team/ckpt: SkyPilot cannot mount az://" in res.stderr
     assert "Traceback" not in res.stderr
     assert json.loads(_run("jobs", "--json").stdout) == []
+
+
+def test_jobs_filters_by_status_owner_team_and_limit(tmp_path: Path) -> None:
+    """Issue 14: `jobs --status/--owner/--team/--limit` (submitted jobs stay queued: no
+    daemon runs here)."""
+    text = QUICKSTART.read_text()
+    ids = []
+    for name, owner, team in (("one", "ann@example.com", "nlp"), ("two", "bob@example.com",
+                              "nlp"), ("three", "ann@example.com", "vision")):
+        job = tmp_path / f"{name}.yaml"
+        job.write_text(text.replace("name: quickstart-train-counter", f"name: {name}")
+                       .replace("owner: demo@example.com", f"owner: {owner}")
+                       .replace("team: quickstart", f"team: {team}"), encoding="utf-8")
+        res = _run("submit", str(job))
+        assert res.returncode == 0, res.stdout + res.stderr
+        match = re.search(r"submitted (\S+)", res.stdout)
+        assert match, res.stdout
+        ids.append(match.group(1))
+
+    def listed(*args: str) -> list[str]:
+        res = _run("jobs", "--json", *args)
+        assert res.returncode == 0, res.stderr
+        return sorted(j["id"] for j in json.loads(res.stdout))
+
+    assert listed() == sorted(ids)
+    assert listed("--team", "nlp") == sorted(ids[:2])
+    assert listed("--owner", "ann@example.com") == sorted([ids[0], ids[2]])
+    assert listed("--owner", "ann@example.com", "--team", "nlp") == [ids[0]]
+    assert listed("--status", "queued") == sorted(ids)
+    assert listed("--status", "live") == sorted(ids)
+    assert listed("--status", "succeeded") == []
+    assert listed("--limit", "1") == [ids[2]]  # the newest
+    none = _run("jobs", "--team", "nobody")
+    assert none.returncode == 0 and none.stdout.strip() == "no jobs match these filters"

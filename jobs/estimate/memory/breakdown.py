@@ -32,6 +32,9 @@ class MemoryEstimate:
     # bytes one sequence more or less costs (its KV cache + the allocator's share).
     sequences: int = 1
     per_sequence_bytes: int = 0
+    # "model", or "measured (N runs)" when calibration corrected it (a
+    # ``measured_correction`` component then holds the difference)
+    source: str = "model"
 
     @classmethod
     def of(cls, parts: dict[str, float], gpus: int, sequences: int = 1,

@@ -46,7 +46,8 @@ def _processes_under(tmp: Path) -> list[psutil.Process]:
     left = []
     for proc in psutil.process_iter(["pid"]):
         try:
-            if str(tmp) in proc.environ().get("GPUOPT_CHECKPOINT_DIR", ""):
+            ckpt = proc.environ().get("GPUOPT_CHECKPOINT_DIR")
+            if ckpt and Path(ckpt).is_relative_to(tmp):  # not a substring: test_n1/test_n10
                 left.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue

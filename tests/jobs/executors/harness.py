@@ -32,23 +32,32 @@ class Harness:
                            placement=self.placement, **kw)
 
 
-def processes_of(cluster_name: str, under: Path | None = None) -> list[psutil.Process]:
-    """Live processes carrying the attempt's GPUOPT_CLUSTER_NAME in their environment;
-    with ``under``, only those working below that directory (other test runs on the same
-    machine use the same cluster names)."""
+def processes_of(cluster_name: str, under: Path) -> list[psutil.Process]:
+    """Live processes of this test's attempt: carrying its GPUOPT_CLUSTER_NAME and working
+    (cwd) or checkpointing (GPUOPT_CHECKPOINT_DIR) below ``under``, the test's tmp dir.
+
+    Always scoped: other test runs on the machine (other worktrees, other sessions) start
+    attempts under the same cluster names; counting theirs failed the "leaves no process"
+    tests 3 runs in 30 on a busy machine (a `sleep` of another session's
+    test_stop_cancels_and_leaves_no_process, in its own pytest-N tmp dir)."""
     found = []
     for proc in psutil.process_iter(["pid", "status"]):
         if proc.info["status"] == psutil.STATUS_ZOMBIE:
             continue
         try:
-            if proc.environ().get("GPUOPT_CLUSTER_NAME") != cluster_name:
+            env = proc.environ()
+            if env.get("GPUOPT_CLUSTER_NAME") != cluster_name:
                 continue
-            if under is not None and not proc.cwd().startswith(str(under)):
+            if not (_below(proc.cwd(), under) or _below(env.get("GPUOPT_CHECKPOINT_DIR"), under)):
                 continue
             found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
+
+
+def _below(path: str | None, root: Path) -> bool:
+    return bool(path) and Path(path).is_relative_to(root)  # not startswith: test_n1/test_n10
 
 
 def wait_for(

@@ -3,8 +3,12 @@ SkyPilot executor over the recording fake of SkyPilot's SDK boundary."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from pathlib import Path
+
+import psutil
 
 from gpuopt.jobs.executors.base import AttemptState, FailureKind
 from tests.jobs.executors.harness import Harness, processes_of, wait_for, wait_terminal
@@ -66,15 +70,25 @@ def test_stop_cancels_and_leaves_no_process(harness: Harness) -> None:
     spec = harness.spec("stopjob", "sleep 60 &\nbash -c 'trap \"\" TERM; sleep 60' &\nsleep 60")
     ex.launch(spec)
     wait_for(ex, spec.cluster_name, lambda s: s.state is AttemptState.RUNNING)
-    deadline = time.monotonic() + 10
-    while len(processes_of(spec.cluster_name)) < 3 and time.monotonic() < deadline:
+    # All three `sleep 60` started: the grandchild's trap is set (it runs before its sleep).
+    deadline = time.monotonic() + 30
+    while len(_sleeps(spec.cluster_name, harness.tmp)) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(processes_of(spec.cluster_name)) >= 3
+    assert len(_sleeps(spec.cluster_name, harness.tmp)) == 3
     status = ex.stop(spec.cluster_name)
     assert status.state is AttemptState.CANCELLED
-    assert processes_of(spec.cluster_name) == []
+    assert processes_of(spec.cluster_name, harness.tmp) == []
     assert ex.poll(spec.cluster_name).state is AttemptState.CANCELLED
     assert ex.stop(spec.cluster_name).state is AttemptState.CANCELLED  # idempotent
+
+
+def _sleeps(cluster_name: str, under: Path) -> list[psutil.Process]:
+    found = []
+    for proc in processes_of(cluster_name, under):
+        with contextlib.suppress(psutil.Error):
+            if proc.cmdline() == ["sleep", "60"]:  # not the SkyPilot wrapper's own sleeps
+                found.append(proc)
+    return found
 
 
 def test_launch_twice_under_one_name_starts_once(harness: Harness) -> None:

@@ -25,7 +25,7 @@ def test_injected_preemption_kills_the_group_and_reports_preempted(tmp_path: Pat
     status, seen = wait_terminal(ex, spec.cluster_name)
     assert status.state is AttemptState.PREEMPTED
     assert AttemptState.RUNNING in seen
-    assert processes_of(spec.cluster_name) == []
+    assert processes_of(spec.cluster_name, tmp_path) == []
     assert status.ended_at is not None and status.started_at is not None
     assert status.ended_at - status.started_at >= timedelta(seconds=0.5)
 

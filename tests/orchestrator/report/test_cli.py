@@ -73,8 +73,9 @@ def test_html_to_stdout_is_self_contained() -> None:
 def test_bad_week_is_a_user_error() -> None:
     from gpuopt.core.errors import UserError
 
-    with pytest.raises(UserError, match="2026-W48"):
+    with pytest.raises(UserError, match="2026-W48") as err:
         CliRunner().invoke(app(), ["report", "--week", "48"], catch_exceptions=False)
+    assert err.value.exit_code == 2  # issue 14: a bad --week exited 1, other bad input 2
 
 
 def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None:

@@ -5,7 +5,7 @@ resolved, so the daemon places and closes attempts without the submitter's files
 stored before this revision keep NULL and are parsed from spec_yaml as before.
 
 Revision ID: 0007_resolved_spec
-Revises: 0009_availability
+Revises: 0008_telemetry
 Create Date: 2026-12-01
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007_resolved_spec"
-down_revision = "0009_availability"  # main's head when this was rebased; the lead re-chains
+down_revision = "0008_telemetry"
 branch_labels = None
 depends_on = None
 
