@@ -27,7 +27,7 @@ BASE_PRICE = {"T4": 0.5, "A10G": 1.0, "L4": 0.8, "L40S": 1.9, "V100": 3.0,
 
 def make_offers(n: int, rng: random.Random, now: datetime) -> list[Offer]:
     offers: list[Offer] = []
-    gpus = list(GPUS)
+    gpus = [g for g in GPUS if g in BASE_PRICE]  # the data-centre GPUs it prices
     for i in range(n):
         gpu = rng.choice(gpus)
         count = rng.choice((1, 2, 4, 8))

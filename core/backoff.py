@@ -1,9 +1,17 @@
-"""Bounded exponential backoff: how long to wait after the n-th consecutive failure."""
+"""Bounded exponential backoff: how long to wait after the n-th consecutive failure, and
+what is kept of those failures (``FailureState``, e.g. a weekly report's sends)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class FailureState:
+    count: int  # consecutive failures (of one weekly report's (week, scope), ...)
+    last_at: datetime
+    last_error: str
 
 
 @dataclass(frozen=True, slots=True)

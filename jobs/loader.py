@@ -38,8 +38,15 @@ def load_job_spec(path: str | Path, purpose: Purpose | None = None,
     """Read and validate a job file. ``purpose="plan"`` also requires the amount of work
     (tokens / requests); ``now`` (aware) rejects an absolute deadline already past."""
     path = Path(path)
+    return parse_job_spec(read_job_file(path), str(path), base_dir=path.resolve().parent,
+                          purpose=purpose, now=now)
+
+
+def read_job_file(path: Path) -> str:
+    """The text of a job file (bounded, UTF-8); SpecError says why it cannot be read.
+    ``submit`` reads the file once with this and validates and stores that same text."""
     try:
-        text = read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
+        return read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -50,8 +57,6 @@ def load_job_spec(path: str | Path, purpose: Purpose | None = None,
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_job_spec(text, str(path), base_dir=path.resolve().parent, purpose=purpose,
-                          now=now)
 
 
 def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,

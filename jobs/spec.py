@@ -111,6 +111,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
 
+# The validation context's key for the config.json files read so far in one validation
+# (path -> Architecture), so a file is read once per parse.
+_HF_READ = "hf_configs_read"
+
+
 class ModelSpec(_Strict):
     name: str | None = None
     config: Path | None = None
@@ -166,18 +171,22 @@ class ModelSpec(_Strict):
 
     @field_validator("config", mode="after")
     @classmethod
-    def _readable_config(cls, value: Path | None) -> Path | None:
+    def _readable_config(cls, value: Path | None, info: ValidationInfo) -> Path | None:
         if value is not None:
             from gpuopt.jobs.hfconfig import HfConfigError, load_hf_config
 
             try:
-                load_hf_config(value)
+                arch = load_hf_config(value)
             except HfConfigError as exc:
                 raise ValueError(str(exc)) from None
+            if isinstance(info.context, dict):  # read once: _one_source takes it from here
+                info.context.setdefault(_HF_READ, {})[value] = arch
         return value
 
     @model_validator(mode="after")
     def _one_source(self, info: ValidationInfo) -> ModelSpec:
+        if self._arch is not None:
+            return self  # resolved already: a stored spec (jobs.resolved), read no file
         sources = [k for k in ("name", "config", "params") if getattr(self, k) is not None]
         if not sources:
             raise ValueError("give one of `name` (a built-in model), `config` or `params`")
@@ -197,8 +206,10 @@ class ModelSpec(_Strict):
         elif self.config is not None:
             from gpuopt.jobs.hfconfig import HfConfigError, load_hf_config
 
+            context = info.context if isinstance(info.context, dict) else {}
+            read = context.get(_HF_READ, {})
             try:
-                self._arch = load_hf_config(self.config)
+                self._arch = read.get(self.config) or load_hf_config(self.config)
             except HfConfigError as exc:
                 raise ValueError(f"config: {exc}") from None
         else:
@@ -619,6 +630,8 @@ class JobSpec(_Strict):
     def _workdir(cls, value: object, info: ValidationInfo) -> object:
         if not isinstance(value, str) or not value.strip() or "://" in value:
             return value
+        if (info.context or {}).get("stored"):
+            return value  # a stored spec (jobs.resolved): checked and resolved at submit
         path = Path(value.strip()).expanduser()
         base = (info.context or {}).get("base_dir")
         if not path.is_absolute() and base is not None:

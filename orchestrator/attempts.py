@@ -90,6 +90,13 @@ class ExecutorCache:
 
 
 def load_stored_spec(job: JobRow) -> JobSpec:
+    """The spec stored at submit (``spec_json``, jobs.resolved): no file is read. A row
+    stored before that column existed is parsed from its YAML, as it was then (which
+    reads a ``model.config`` file from the submitter's disk)."""
+    if job.spec_json is not None:
+        from gpuopt.jobs.resolved import spec_from_json
+
+        return spec_from_json(job.spec_json)
     from gpuopt.jobs.loader import parse_job_spec
 
     base = Path(job.spec_path).parent if job.spec_path else None

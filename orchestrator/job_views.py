@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -87,3 +88,31 @@ def job_view(job: JobRow, attempts: Sequence[AttemptRow], now: datetime) -> dict
         "exit_code": job.exit_code,
         "last_error": job.last_error,
     }
+
+
+def submitted_plan(job: JobRow) -> dict[str, Any] | None:
+    """The plan chosen at submit (``plan_json``): where the offers came from and the
+    ranked candidates, best first; None when the row holds none (a preview row)."""
+    try:
+        plan = json.loads(job.plan_json)
+    except ValueError:
+        return None
+    if not isinstance(plan, dict) or not plan.get("candidates"):
+        return None
+    return {"offers_source": plan.get("offers_source"),
+            "snapshot_as_of": plan.get("snapshot_as_of"),
+            "candidates": list(plan["candidates"])}
+
+
+def plan_line(plan: dict[str, Any]) -> str:
+    """One line for the best candidate of a submitted plan."""
+    best = plan["candidates"][0]
+    where = "/".join(p for p in (best.get("cloud"), best.get("zone") or best.get("region"))
+                     if p)
+    source = plan.get("offers_source") or "?"
+    if plan.get("snapshot_as_of"):
+        source += f" as of {plan['snapshot_as_of']}"
+    return (f"plan at submit: {best.get('count')}x{best.get('gpu')} {best.get('market')} "
+            f"{where} at ${best.get('price_per_hour')}/h, est {best.get('est_hours')} h, "
+            f"expected ${best.get('expected_cost')} ({len(plan['candidates'])} "
+            f"candidate(s), offers from {source})")

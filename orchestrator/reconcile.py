@@ -49,8 +49,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlmodel import col
-
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import (
@@ -76,7 +74,7 @@ from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_d
 from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
-from gpuopt.orchestrator.telemetry import record_ended, record_running
+from gpuopt.orchestrator.telemetry import load_calibration, record_ended, record_running
 from gpuopt.policies.lifecycle import (
     Ending,
     NextState,
@@ -90,6 +88,7 @@ from gpuopt.policies.lifecycle import (
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.placement_inputs import TickInputs
 
 __all__ = ["LAUNCH_GRACE", "STEP_FAILURES_TO_FAIL", "StepReport", "cancel_job", "reconcile_once"]
 OPEN = OPEN_ATTEMPT_PHASES
@@ -142,13 +141,14 @@ def reconcile_once(
 
     step_now = now or datetime.now(UTC)
     report = StepReport()
+    tick = _OncePerStep(store, settings, step_now)
     with store.session() as session:
         ids = live_job_ids(session)
     for job_id in ids:
         if keep_going is not None and not keep_going():
             break
         try:
-            _step_job(store, executor_for, settings, step_now, job_id, report)
+            _step_job(store, executor_for, tick, step_now, job_id, report)
         except Exception as err:  # one broken job never stops the others
             report.errors.append((job_id, f"{type(err).__name__}: {err}"))
             report.failed_steps.append((job_id, type(err).__name__))
@@ -162,16 +162,33 @@ def reconcile_once(
     return report
 
 
+@dataclass
+class _OncePerStep:
+    """The step's TickInputs (offers, observed preemptions), loaded at its first placement
+    and handed to every job placed after it."""
+
+    store: Store
+    settings: Settings
+    now: datetime
+    _inputs: TickInputs | None = None
+
+    def __call__(self) -> TickInputs:
+        if self._inputs is None:
+            from gpuopt.orchestrator.placement_inputs import load_tick_inputs
+
+            self._inputs = load_tick_inputs(self.store, self.settings, self.now)
+        return self._inputs
+
+
 def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of
+    from gpuopt.orchestrator.store.jobs_repo import job_with_attempts
 
     with store.session() as session:
-        job = session.get(JobRow, job_id)
-        return job, attempts_of(session, [job_id])[job_id] if job else []
+        return job_with_attempts(session, job_id)
 
 
-def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None, now: datetime,
-              job_id: str, report: StepReport) -> None:
+def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None,
+              now: datetime, job_id: str, report: StepReport) -> None:
     job, attempts = _load(store, job_id)
     if job is None or job.status not in LIVE_JOB_STATUSES:
         return
@@ -191,7 +208,7 @@ def _step_job(store: Store, executor_for: ExecutorFor, settings: Settings | None
         _finish_job(store, job, now, JobStatus.CANCELLED, report,
                     reason="cancelled by the user")
         return
-    _place_and_launch(store, executor, settings, job, attempts, now, report)
+    _place_and_launch(store, executor, tick, job, attempts, now, report)
 
 
 # -- watching an open attempt ---------------------------------------------------------
@@ -384,15 +401,12 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
     stays in the ledger), end the job. A loop that is launching an attempt right now
     sees the request after its launch and stops what it launched. Every earlier attempt
     of the job is stopped too (idempotent), so nothing an attempt left behind survives."""
-    from sqlalchemy import update
-
-    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job
+    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job, set_job
 
     with store.transaction() as session:
         job = find_job(session, job_id)
         if job.status in LIVE_JOB_STATUSES and not job.cancel_requested:
-            session.execute(update(JobRow).where(col(JobRow.id) == job.id)
-                            .values(cancel_requested=True, updated_at=now))
+            set_job(session, job.id, now, cancel_requested=True)
             add_event(session, job.id, now, "cancel", "cancellation requested")
     if job.status in LIVE_JOB_STATUSES:
         _step_job(store, executor_for, None, now, job.id, StepReport())
@@ -406,15 +420,16 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 
 
 # -- placing and launching --------------------------------------------------------------
-def _place_and_launch(store: Store, executor: Executor, settings: Settings | None, job: JobRow,
-                      attempts: Sequence[AttemptRow], now: datetime,
+def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | None,
+                      job: JobRow, attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
     from gpuopt.core.money import to_micros
-    from gpuopt.orchestrator.placing import NoPlace, Wait, decide_placement
-    from gpuopt.orchestrator.store.jobs_repo import claim_attempt, recent_preemptions
+    from gpuopt.orchestrator.placement_inputs import decide_placement
+    from gpuopt.orchestrator.store.jobs_repo import claim_attempt
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
+    from gpuopt.policies.placement import NoPlace, Wait
 
-    if settings is None:
+    if tick is None:
         return  # cancel_job's step: never places
     spec = load_stored_spec(job)
     history = past_attempts(attempts)
@@ -424,12 +439,10 @@ def _place_and_launch(store: Store, executor: Executor, settings: Settings | Non
         report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
                                        f"next try at {not_before.isoformat(timespec='seconds')}"))
         return
-    window = settings.placement.avoid_window
-    with store.session() as session:
-        preemptions = recent_preemptions(session, now - window, job.executor)
-    decision = decide_placement(spec, job, attempts, settings,
-                                store, now, preemptions, job_cost_micros(attempts, now),
-                                also_avoid=places_to_avoid(history))
+    decision = decide_placement(spec, job, attempts, tick.settings, tick(),
+                                job_cost_micros(attempts, now),
+                                also_avoid=places_to_avoid(history),
+                                calibration=load_calibration(store, spec))
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
@@ -474,15 +487,10 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
-    from sqlalchemy import select
-
-    from gpuopt.orchestrator.store.jobs_repo import add_event
+    from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
 
     with store.session() as session:  # the committed row, with its id
-        saved = session.execute(
-            select(AttemptRow).where(col(AttemptRow.job_id) == job.id,
-                                     col(AttemptRow.number) == row.number)
-        ).scalar_one()
+        saved = attempt_by_number(session, job.id, row.number)
     kind: FailureKind
     try:
         executor.launch(attempt_spec(job, spec, saved))

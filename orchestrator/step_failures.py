@@ -13,8 +13,6 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from sqlmodel import col
-
 from gpuopt.jobs.states import (
     LIVE_JOB_STATUSES,
     OPEN_ATTEMPT_PHASES,
@@ -24,7 +22,6 @@ from gpuopt.jobs.states import (
 )
 from gpuopt.orchestrator.attempts import ExecutorFor
 from gpuopt.orchestrator.store.engine import Store
-from gpuopt.orchestrator.store.jobs_tables import JobRow
 
 log = logging.getLogger("gpuopt.reconcile")
 STEP_FAILURES_TO_FAIL = 5  # reconcile steps of one job that raised, in a row
@@ -36,19 +33,16 @@ def step_failed(store: Store, executor_for: ExecutorFor, job_id: str, err: Excep
     """Count a step of this job that raised; log a kind the first time in a row it is
     seen; fail the job (stopping its open attempts) after STEP_FAILURES_TO_FAIL. True
     when it failed the job."""
-    from sqlalchemy import update
-
-    from gpuopt.orchestrator.store.jobs_repo import add_event, transition
+    from gpuopt.orchestrator.store.jobs_repo import add_event, find_job_row, set_job, transition
 
     kind = type(err).__name__[:64]
     try:
         with store.transaction() as session:
-            job = session.get(JobRow, job_id)
+            job = find_job_row(session, job_id)
             if job is None or job.status not in LIVE_JOB_STATUSES:
                 return False
             n, seen = job.step_failures + 1, job.step_error
-            session.execute(update(JobRow).where(col(JobRow.id) == job_id)
-                            .values(step_failures=n, step_error=kind))
+            set_job(session, job_id, step_failures=n, step_error=kind)
     except Exception as store_err:  # the store itself is failing: nothing to record in
         log.warning("job %s: reconcile step failed (%s: %s), and recording it failed: %s",
                     job_id, kind, err, store_err)
@@ -78,11 +72,10 @@ def _stop_open_attempts(store: Store, executor_for: ExecutorFor, job_id: str, no
                         reason: str) -> None:
     """Best effort, for a job given up on: stop its open attempts and close them."""
     from gpuopt.core.money import held_cost_micros
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, update_attempt
+    from gpuopt.orchestrator.store.jobs_repo import job_with_attempts, update_attempt
 
     with store.session() as session:
-        job = session.get(JobRow, job_id)
-        attempts = attempts_of(session, [job_id])[job_id] if job else []
+        job, attempts = job_with_attempts(session, job_id)
     for a in attempts:
         if a.status not in OPEN or job is None:
             continue
@@ -100,8 +93,7 @@ def _stop_open_attempts(store: Store, executor_for: ExecutorFor, job_id: str, no
 
 
 def step_recovered(store: Store, job_id: str) -> None:
-    from sqlalchemy import update
+    from gpuopt.orchestrator.store.jobs_repo import set_job
 
     with store.transaction() as session:
-        session.execute(update(JobRow).where(col(JobRow.id) == job_id)
-                        .values(step_failures=0, step_error=None))
+        set_job(session, job_id, step_failures=0, step_error=None)

@@ -14,8 +14,19 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from gpuopt.core.places import Place
+from gpuopt.jobs.states import EndReason, FailureKind
 
 REPEATED = 2  # preemptions in one place within the window that make it "repeated"
+# Failed launches that count against their place like a preemption: no capacity there,
+# or an error that may pass.
+PLACE_FAILURES = (FailureKind.CAPACITY, FailureKind.LAUNCH)
+
+
+def counts_against_place(reason: EndReason | str | None, failure: FailureKind | str | None
+                         ) -> bool:
+    """An attempt that ended so counts towards avoiding its place."""
+    return reason == EndReason.PREEMPTED or (
+        reason == EndReason.FAILED and failure in PLACE_FAILURES)
 
 
 def avoid_set(

@@ -11,6 +11,11 @@ clouds, regions and markets becomes a candidate costed as
 and candidates over the budget or the hourly cap, or unable to absorb one preemption
 before the deadline (spot), are left out with the reason. Pure: the caller hands in
 the offers, the time and what was observed; nothing here reads a clock or a database.
+
+``decide_next_attempt`` is the reconcile loop's decision for a submitted job's next
+attempt on top of that: the budget left (policies.budget), one plan, the deadline-aware
+spot hold (policies.spot.hold), the avoid list and its fallback. The orchestrator only
+loads what it decides from (orchestrator/placement_inputs.py).
 """
 
 from __future__ import annotations
@@ -30,8 +35,12 @@ from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, 
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
+from gpuopt.policies.budget import BudgetExhausted, budget_left
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
+from gpuopt.policies.spot.history import AvailabilityHistory
+from gpuopt.policies.spot.hold import UNDECIDED, HoldChoice, choose_hold
+from gpuopt.policies.spot.model import NOTHING
 from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
@@ -145,10 +154,16 @@ class Plan:
     # The cost/time Pareto set of every placement within the limits, cheapest first:
     # each row is faster than every cheaper one.
     frontier: tuple[Candidate, ...] = ()
+    # The best placement in each market searched (reserved capacity counts as on-demand):
+    # what ``plan_job`` with ``markets=(m,)`` would pick, without planning again.
+    best_by_market: Mapping[Market, Candidate] = field(default_factory=dict)
 
     @property
     def best(self) -> Candidate | None:
         return self.candidates[0] if self.candidates else None
+
+    def best_in(self, market: Market) -> Candidate | None:
+        return self.best_by_market.get(market)
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +342,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
     heap: list[tuple[float, float, int, _Found]] = []  # the top N, worst at heap[0]
     best_of_gpu: dict[str, _Found] = {}  # cheapest per GPU model, for the pick's reason
+    # the best of each market, keyed like the heap (a top 1 of that market alone)
+    market_best: dict[Market, tuple[float, float, _Found]] = {}
     best_cost: dict[str, float] = {}  # the same, as floats for the bounds
     frontier = _Frontier()
     cap_f = float(cap) if cap is not None else None
@@ -372,11 +389,15 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                         cap_f is not None and price > cap_f):
                     break
                 full = len(heap) >= top_n
-                if full and floor >= best_cost.get(gpu_name, inf):
+                bound = (least, floor) if by_time else (floor, least)
+                mine = market_best.get(market)
+                if (full and floor >= best_cost.get(gpu_name, inf)
+                        and mine is not None and bound >= mine[:2]):
                     worst = (-heap[0][0], -heap[0][1])
-                    if ((least, floor) if by_time else (floor, least)) >= worst and (
+                    if bound >= worst and (
                             list_hours <= least or frontier.dominated(floor, least)):
-                        break  # cannot enter the top N, the frontier or this model's best
+                        break  # cannot enter the top N, the frontier, this model's best
+                        # or this market's best
                 if avoid and offer.place in avoid:
                     continue
                 n_pre, source = 0.0, ""
@@ -394,12 +415,13 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     continue
                 k0, k1 = (expected, cost_f) if by_time else (cost_f, expected)
                 enters = not full or (-k0, -k1) > heap[0][:2]
+                market_first = mine is None or (k0, k1) < mine[:2]
                 on_frontier = expected < list_hours and not frontier.dominated(cost_f, expected)
                 if expected < list_hours:
                     list_hours = expected
                 model_best = best_cost.get(gpu_name, inf)
                 cheaper = cost_f < model_best
-                if not (enters or on_frontier or cheaper):
+                if not (enters or on_frontier or cheaper or market_first):
                     continue  # this offer cannot change the plan: skip the exact costing
                 # The exact (Decimal) cost decides the frontier, the model's best and the
                 # budget; an offer that only enters the top N for now is costed exactly
@@ -418,6 +440,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                     best_cost[gpu_name] = float(cost)
                 if on_frontier and cost is not None:  # (on the frontier: costed above)
                     frontier.add(float(cost), expected, kept)
+                if market_first:
+                    market_best[market] = (k0, k1, kept)
                 if enters:
                     seq += 1
                     item = (-k0, -k1, -seq, kept)
@@ -443,7 +467,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
         f.sold for f in searched.values())
     nearest = None if fits_somewhere else nearest_miss(arch, workload, spec)
     return Plan(tuple(ranked), tuple(excluded), nearest,
-                tuple(_candidate(f) for f in frontier.sorted()))
+                tuple(_candidate(f) for f in frontier.sorted()),
+                {m: _candidate(f) for m, (*_, f) in market_best.items()})
 
 
 def _exact_cost(offer: Offer, expected: float) -> Decimal:
@@ -631,3 +656,100 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
         ideas.append("allow larger GPUs (resources.gpus)")
     return head + (": " + ", ".join(ideas) if ideas else ": no change tried makes it fit")
 
+
+
+# -- the next attempt of a submitted job (the reconcile loop's placement decision) ----
+@dataclass(frozen=True, slots=True)
+class Placed:
+    candidate: Candidate
+    on_demand_price: Decimal | None  # same instance type and place, on-demand
+    note: str  # why this market (policy decision), for the job's events
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoPlace:
+    reason: str
+
+
+Decision = Placed | Wait | NoPlace
+
+
+@dataclass(frozen=True, slots=True)
+class JobSoFar:
+    """What is known of a submitted job when its next attempt is placed."""
+
+    submitted_at: datetime
+    deadline_at: datetime | None
+    budget_micros: int | None
+    spent_micros: int  # what its attempts cost so far (the ledger)
+    fraction_left: float = 1.0  # of its work, from its newest progress report
+    # places not to use now: repeated preemptions (policies.avoid) and where its own
+    # last launches found no capacity (policies.lifecycle)
+    avoid: frozenset[Place] = frozenset()
+
+
+def _spot_hold(spec: JobSpec, job: JobSoFar, plan: Plan, ctx: PlacementContext,
+               tick_s: float, history: AvailabilityHistory | None) -> HoldChoice:
+    """The deadline-aware spot policy (policies.spot.hold) for ``spot: auto`` jobs with a
+    deadline, between the best on-demand and the best spot placement of ``plan``."""
+    if spec.resources.spot != "auto" or job.deadline_at is None:
+        return UNDECIDED
+    od, sp = plan.best_in(Market.ON_DEMAND), plan.best_in(Market.SPOT)
+    if od is None or sp is None:
+        return UNDECIDED  # nothing to choose between: the plain ranking decides
+    return choose_hold(
+        holding=NOTHING,  # the attempt before this one (if any) has ended
+        elapsed_s=(ctx.now - job.submitted_at).total_seconds(),
+        deadline_s=(job.deadline_at - job.submitted_at).total_seconds(),
+        work_left_s=od.est_hours * 3600, fraction_left=ctx.remaining_fraction,
+        restart_overhead_s=ctx.restart_overhead_hours * 3600,
+        spot_price=sp.offer.price_per_hour, on_demand_price=od.offer.price_per_hour,
+        tick_s=tick_s, history=history,
+    )
+
+
+def _with_note(note: str, more: str) -> str:
+    return (note + "; " if note else "") + more
+
+
+def decide_next_attempt(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
+                        job: JobSoFar, tick_s: float,
+                        history: AvailabilityHistory | None = None) -> Decision:
+    """Where the job's next attempt goes, or why it waits or fails.
+
+    The budget left (policies.budget; exhausted: NoPlace), one ``plan_job`` on ``ctx``
+    (its deadline, budget, work and avoid list set from ``job``), the spot hold of
+    ``spot: auto`` jobs with a deadline (``tick_s``: the decision interval; ``history``:
+    spot availability known, policies.spot.hold), then the best placement in the markets
+    held. When nothing fits outside the avoid list, the avoid list is ignored (a second
+    ``plan_job``, the only one)."""
+    budget = budget_left(job.budget_micros, job.spent_micros)
+    if isinstance(budget, BudgetExhausted):
+        return NoPlace(budget.reason)
+    avoid = job.avoid
+    ctx = replace(ctx, deadline_at=job.deadline_at, budget_left=budget,
+                  remaining_fraction=job.fraction_left, avoid=avoid)
+    plan = plan_job(spec, index, ctx)
+    held = _spot_hold(spec, job, plan, ctx, tick_s, history)
+    if held.wait is not None:
+        return Wait(held.wait)
+    note = held.note
+    best = plan.best if held.markets is None else plan.best_in(Market.ON_DEMAND)
+    if best is None and avoid:
+        plan = plan_job(spec, index, replace(ctx, markets=held.markets, avoid=frozenset()))
+        best = plan.best
+        note = _with_note(note, "nothing else fits: ignoring the avoid list")
+        avoid = frozenset()
+    if best is None:
+        why = plan.nearest_miss or "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
+        return NoPlace(f"no placement fits now: {why or 'no offers'}")
+    if avoid:
+        shown = ", ".join(str(p) for p in sorted(avoid, key=lambda p: p.sort_key))
+        note = _with_note(note, f"avoiding {shown} (repeated preemptions)")
+    od = index.on_demand_offer(best.offer.cloud, best.offer.region, best.offer.instance_type)
+    return Placed(best, od.price_per_hour if od is not None else None, note)

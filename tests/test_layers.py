@@ -97,3 +97,62 @@ def test_the_import_root_links_every_layer() -> None:
     for layer in LAYERS:
         link = REPO / "gpuopt" / layer
         assert link.is_symlink() and link.resolve() == (REPO / layer).resolve(), layer
+
+
+# -- the store boundary: every query lives in orchestrator/store/ -----------------------
+STORE = REPO / "orchestrator" / "store"
+SQL_MODULES = {"sqlalchemy", "sqlmodel", "psycopg", "sqlite3", "alembic"}
+# Calls that run a query or change rows through a session or connection.
+QUERY_CALLS = {"execute", "exec", "scalar", "scalars", "query", "add", "add_all", "get",
+               "delete", "flush", "merge", "executemany"}
+# Outside the store, only these may touch a database driver or SQLAlchemy, each for why:
+SQL_ALLOWED = {
+    # The leader lock: a PostgreSQL advisory lock on its own psycopg connection; it holds
+    # no data and reads no table.
+    "orchestrator/daemon/leadership.py",
+}
+
+
+def _session_like(node: ast.expr) -> bool:
+    """``session``, ``conn``, ``self.session``, ``self._conn``, ... (the receiver's name)."""
+    name = node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else "")
+    return name.lstrip("_") in {"session", "conn", "connection", "cursor", "db"}
+
+
+def _store_leaks(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        found += [f"{path.name}:{node.lineno} imports {n}" for n in names
+                  if n.split(".")[0] in SQL_MODULES]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in QUERY_CALLS and _session_like(node.func.value)):
+            found.append(f"{path.name}:{node.lineno} calls .{node.func.attr}() on a session")
+    return found
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_query_lives_in_the_store(layer: str) -> None:
+    found = [f"{p.relative_to(REPO)}: {f}" for p in _python_files(REPO / layer)
+             if STORE not in p.parents and str(p.relative_to(REPO)) not in SQL_ALLOWED
+             for f in _store_leaks(p)]
+    assert found == []
+
+
+def test_the_store_check_sees_what_it_forbids(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from sqlalchemy import select\nimport sqlmodel\n"
+                   "def f(store, session):\n    session.execute(select(1))\n"
+                   "    with store.session() as s2:\n        pass\n    session.add(1)\n",
+                   encoding="utf-8")
+    found = _store_leaks(bad)
+    assert any("imports sqlalchemy" in f for f in found)
+    assert any("imports sqlmodel" in f for f in found)
+    assert any(".execute()" in f for f in found) and any(".add()" in f for f in found)
+    assert not any(".session()" in f for f in found)  # opening a session is not a query

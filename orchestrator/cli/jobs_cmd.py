@@ -153,11 +153,12 @@ def status(
     import json
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.job_views import attempt_view, job_view
+    from gpuopt.orchestrator.job_views import attempt_view, job_view, submitted_plan
 
     job, attempts, events = _load_job(job_id, config, with_events=True)
     now = datetime.now(UTC)
     view = job_view(job, attempts, now)
+    view["plan"] = submitted_plan(job)
     view["attempt_list"] = [attempt_view(a, now) for a in attempts]
     measured = _telemetry_views(job, attempts, config)
     for shown in view["attempt_list"]:
@@ -222,7 +223,7 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
 
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, money, print_table, short_market
-    from gpuopt.orchestrator.job_views import SIMULATED
+    from gpuopt.orchestrator.job_views import SIMULATED, plan_line
 
     console = out_console()
     progress = view["progress"]
@@ -235,6 +236,8 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
                        + (f", deadline {when(view['deadline_at'])}" if view["deadline_at"]
                           else "")
                        + (f", budget ${view['budget']}" if view["budget"] else "")))
+    if view.get("plan"):
+        console.print(Text(plan_line(view["plan"])))
     cols = [Col("#", NUM), Col("placement", min_width=14), Col("instance", ID, optional=2),
             Col("$/h", NUM), Col("held s", NUM), Col("cost $", NUM), Col("end", min_width=9),
             Col("wasted s", NUM, optional=1)]

@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from gpuopt.orchestrator.planning import PlannedJob
+    from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.policies.placement import Plan
 
 
@@ -44,7 +44,7 @@ def plan(
     from gpuopt.core.errors import UserError
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store_if_exists
 
     if minimize not in ("cost", "time"):

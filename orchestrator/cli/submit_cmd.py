@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
     from gpuopt.jobs.spec import JobSpec
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.planning import PlannedJob
+    from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.orchestrator.store import Store
+    from gpuopt.orchestrator.submit_checks import JobFile
 
 TERMINAL = TERMINAL_JOB_STATUSES
 
@@ -53,15 +54,19 @@ def submit(
     from datetime import UTC, datetime
 
     from gpuopt.core.errors import UserError
-    from gpuopt.jobs.loader import load_job_spec
+    from gpuopt.jobs.loader import parse_job_spec, read_job_file
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
+    from gpuopt.orchestrator.submit_checks import JobFile
 
     now = datetime.now(UTC)
-    spec = load_job_spec(job_file, purpose="plan", now=now)
+    # The job file is read once: the text validated is the text stored (and checked).
+    job = JobFile(job_file, read_job_file(job_file))
+    spec = parse_job_spec(job.text, str(job_file), base_dir=job_file.resolve().parent,
+                          purpose="plan", now=now)
     if not spec.run:
         raise UserError(f"{job_file}: the job has no `run` command: nothing to execute",
                         exit_code=2)
@@ -70,7 +75,7 @@ def submit(
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
         raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
-    drill, launchable = _pre_store_checks(job_file, spec, kind, preempt_after)
+    drill, launchable = _pre_store_checks(job, spec, kind, preempt_after)
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
         clouds = None if launchable is None else _narrowed(settings, launchable)
@@ -82,10 +87,10 @@ def submit(
                             exit_code=3)
         if dry_run or store is None:
             if kind == "skypilot":
-                _print_sky_task(job_file, spec, planned, now)
+                _print_sky_task(job, spec, planned, now)
             out_console().print("dry run: nothing stored")
             return
-        job_id = _store_with_drill(store, job_file, spec, planned, kind, now, drill)
+        job_id = _store_with_drill(store, job, spec, planned, kind, now, drill)
         out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
         if drill:
             out_console().print("preemption drill: " + ", ".join(
@@ -105,12 +110,12 @@ def _narrowed(settings: Settings, launchable: frozenset[str]) -> frozenset[str]:
     return launchable & frozenset(enabled) if enabled else launchable
 
 
-def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str, preempt_after: str | None
+def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str | None
                       ) -> tuple[tuple[float, ...], frozenset[str] | None]:
     """Refuse (exit 2) what the executor cannot run; returns the drill's times and the
     clouds the executor can launch on (None: any)."""
     from gpuopt.jobs.executors.fault_injection import parse_preempt_after
-    from gpuopt.orchestrator.submit_checks import JobFile, SubmitRefused, check_runnable
+    from gpuopt.orchestrator.submit_checks import SubmitRefused, check_runnable
 
     drill: tuple[float, ...] = ()
     if preempt_after is not None:
@@ -118,38 +123,37 @@ def _pre_store_checks(job_file: Path, spec: JobSpec, kind: str, preempt_after: s
             drill = parse_preempt_after(preempt_after)
         except ValueError as err:
             raise SubmitRefused(f"--preempt-after {err}") from None
-    text = job_file.read_text(encoding="utf-8")
-    launchable = check_runnable(JobFile(job_file, text), spec, kind, preempt_after=drill)
+    launchable = check_runnable(job, spec, kind, preempt_after=drill)
     return drill, launchable
 
 
-def _store_with_drill(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
+def _store_with_drill(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob,
                       kind: str, now: datetime, drill: tuple[float, ...]) -> str:
     """The drill file is written before the job row commits, so no launch can miss it."""
     from gpuopt.jobs.executors.fault_injection import PreemptionDrills
     from gpuopt.orchestrator.attempts import drills_dir
     from gpuopt.orchestrator.store.jobs_repo import new_job_id
 
-    job_id = new_job_id(spec.name or job_file.stem)
+    job_id = new_job_id(spec.name or job.path.stem)
     drills = PreemptionDrills(drills_dir())
     if drill:
         drills.save(job_id, drill)
     try:
-        return _store_job(store, job_file, spec, planned, kind, now, job_id)
+        return _store_job(store, job, spec, planned, kind, now, job_id)
     except BaseException:
         drills.discard(job_id)
         raise
 
 
-def _print_sky_task(job_file: Path, spec: JobSpec, planned: PlannedJob, now: datetime) -> None:
+def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datetime) -> None:
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.sky_preview import first_attempt_task_yaml
     from gpuopt.orchestrator.store.jobs_repo import new_job_id
 
     best = planned.plan.best
     assert best is not None
-    text = first_attempt_task_yaml(new_job_id(spec.name or job_file.stem), job_file,
-                                   job_file.read_text(encoding="utf-8"), spec, best.offer, now)
+    text = first_attempt_task_yaml(new_job_id(spec.name or job.path.stem), job.path, job.text,
+                                   spec, best.offer, now)
     out_console().out(text, end="", highlight=False)
 
 
@@ -169,24 +173,27 @@ def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:
     return values_from_environment(spec.secrets, os.environ, str(job_file))
 
 
-def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob, kind: str,
+def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, kind: str,
                now: datetime, job_id: str | None = None) -> str:
-    """Store the job (queued); its secrets' values go to the job's secrets file first, never
+    """Store the job (queued): the text read at submit and ``spec`` resolved (jobs.resolved,
+    what the daemon reads); its secrets' values go to the job's secrets file first, never
     to the database (orchestrator/job_secrets.py)."""
     import json
 
     from gpuopt.core.money import to_micros
+    from gpuopt.jobs.resolved import resolved_json
     from gpuopt.orchestrator.job_secrets import forget_secrets, save_secrets
-    from gpuopt.orchestrator.store.jobs_repo import add_event, new_job_id
+    from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
+    job_file = job.path
     secrets = _secret_values(job_file, spec)
     job_id = job_id or new_job_id(spec.name or job_file.stem)
     best = planned.plan.best
     assert best is not None
     row = JobRow(
         id=job_id, name=spec.name or job_file.stem, owner=spec.owner, team=spec.team,
-        status=JobStatus.QUEUED, spec_yaml=job_file.read_text(encoding="utf-8"),
+        status=JobStatus.QUEUED, spec_yaml=job.text, spec_json=resolved_json(spec),
         spec_path=str(job_file.resolve()), submitted_at=now, deadline_at=spec.deadline_at(now),
         budget_micros=to_micros(spec.budget) if spec.budget is not None else None,
         plan_json=json.dumps({
@@ -199,9 +206,7 @@ def _store_job(store: Store, job_file: Path, spec: JobSpec, planned: PlannedJob,
     save_secrets(job_id, secrets)
     try:
         with store.transaction() as session:
-            session.add(row)
-            session.flush()  # the job row before its event (foreign key)
-            add_event(session, job_id, now, "submitted", f"queued; plan: {best.reason}")
+            insert_job(session, row, f"queued; plan: {best.reason}")
     except BaseException:
         forget_secrets(job_id)
         raise

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gpuopt.core.errors import UserError
+from gpuopt.orchestrator.store.url import libpq_url
 
 log = logging.getLogger("gpuopt.daemon.leadership")
 
@@ -140,14 +141,6 @@ def sqlite_daemon_running(db_file: Path) -> str | None:
         return None
     finally:
         os.close(fd)
-
-
-def libpq_url(sqlalchemy_url: str) -> str:
-    """postgresql+psycopg://... -> postgresql://... (what psycopg.connect takes)."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(
-        hide_password=False)
 
 
 class PgAdvisoryLeadership:

@@ -89,86 +89,41 @@ class StoreCollector:
 
     def _from_store(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-        from sqlalchemy import func, inspect, select
 
-        from gpuopt.orchestrator.store.daemon_tables import PollStatusRow
-        from gpuopt.orchestrator.store.tables import OfferSeries
+        from gpuopt.orchestrator.store.fleet_figures import fleet_figures
 
         now = self.clock()
-        offers = OfferSeries.__table__  # type: ignore[attr-defined]
-        polls = PollStatusRow.__table__  # type: ignore[attr-defined]
-        with self.store.engine.connect() as conn:
-            age = GaugeMetricFamily("gpuopt_price_age_seconds",
-                                    "Seconds since the newest price observation",
-                                    labels=["cloud"])
-            for cloud, newest in conn.execute(
-                select(offers.c.cloud, func.max(offers.c.last_seen)).group_by(offers.c.cloud)
-            ):
-                age.add_metric([cloud], (now - _aware(newest)).total_seconds())
-            yield age
-            ok = GaugeMetricFamily("gpuopt_price_poll_last_success_timestamp_seconds",
-                                   "Unix time of the last successful price poll",
-                                   labels=["cloud"])
-            for cloud, ok_at in conn.execute(select(polls.c.cloud, polls.c.last_ok_at)):
-                if ok_at is not None:
-                    ok.add_metric([cloud], _aware(ok_at).timestamp())
-            yield ok
-            if not inspect(conn).has_table("attempts"):
-                return
-            from gpuopt.jobs.states import EndReason
-            from gpuopt.orchestrator.store.jobs_tables import (
-                ATTEMPT_STATUSES,
-                JOB_STATUSES,
-                AttemptRow,
-                JobRow,
-            )
-
-            jobs_t = JobRow.__table__  # type: ignore[attr-defined]
-            att = AttemptRow.__table__  # type: ignore[attr-defined]
-            by_state = dict.fromkeys(JOB_STATUSES, 0)
-            for state, n in conn.execute(
-                select(jobs_t.c.status, func.count()).group_by(jobs_t.c.status)
-            ):
-                by_state[state] = n
-            jobs = GaugeMetricFamily("gpuopt_jobs", "Jobs by state", labels=["state"])
-            for state, n in by_state.items():
-                jobs.add_metric([state], n)
-            yield jobs
-            by_status = dict.fromkeys(ATTEMPT_STATUSES, 0)
-            total = preempted = spend_micros = 0
-            for row in conn.execute(select(att.c.status, att.c.end_reason, att.c.started_at,
-                                           att.c.ended_at, att.c.cost_micros,
-                                           att.c.price_per_hour_micros)):
-                by_status[row.status] = by_status.get(row.status, 0) + 1
-                total += 1
-                preempted += row.end_reason == EndReason.PREEMPTED
-                spend_micros += _spend(row, now)
-            attempts = GaugeMetricFamily("gpuopt_attempts", "Attempts by status",
-                                         labels=["status"])
-            for status, n in by_status.items():
-                attempts.add_metric([status], n)
-            yield attempts
-            yield CounterMetricFamily("gpuopt_attempts", "Attempts launched (all time)",
-                                      value=total)
-            yield CounterMetricFamily("gpuopt_preemptions", "Attempts ended by a preemption",
-                                      value=preempted)
-            yield CounterMetricFamily("gpuopt_spend_usd", "Spend in USD at launch prices",
-                                      value=float(from_micros(spend_micros)))
-
-
-def _aware(at: datetime) -> datetime:
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-
-
-def _spend(row: Any, now: datetime) -> int:
-    """Micro-dollars of one attempt: its recorded cost, else held time x launch price."""
-    from gpuopt.core.money import attempt_cost_micros
-
-    return attempt_cost_micros(
-        cost_micros=None if row.cost_micros is None else int(row.cost_micros),
-        price_per_hour_micros=int(row.price_per_hour_micros),
-        started_at=_aware(row.started_at),
-        ended_at=None if row.ended_at is None else _aware(row.ended_at), now=now)
+        figures = fleet_figures(self.store, now)
+        age = GaugeMetricFamily("gpuopt_price_age_seconds",
+                                "Seconds since the newest price observation",
+                                labels=["cloud"])
+        for cloud, newest in figures.newest_price.items():
+            age.add_metric([cloud], (now - newest).total_seconds())
+        yield age
+        ok = GaugeMetricFamily("gpuopt_price_poll_last_success_timestamp_seconds",
+                               "Unix time of the last successful price poll",
+                               labels=["cloud"])
+        for cloud, ok_at in figures.last_poll_ok.items():
+            ok.add_metric([cloud], ok_at.timestamp())
+        yield ok
+        fig = figures.jobs
+        if fig is None:
+            return
+        jobs = GaugeMetricFamily("gpuopt_jobs", "Jobs by state", labels=["state"])
+        for state, n in fig.jobs_by_state.items():
+            jobs.add_metric([state], n)
+        yield jobs
+        attempts = GaugeMetricFamily("gpuopt_attempts", "Attempts by status",
+                                     labels=["status"])
+        for status, n in fig.attempts_by_status.items():
+            attempts.add_metric([status], n)
+        yield attempts
+        yield CounterMetricFamily("gpuopt_attempts", "Attempts launched (all time)",
+                                  value=fig.attempts)
+        yield CounterMetricFamily("gpuopt_preemptions", "Attempts ended by a preemption",
+                                  value=fig.preemptions)
+        yield CounterMetricFamily("gpuopt_spend_usd", "Spend in USD at launch prices",
+                                  value=float(from_micros(fig.spend_micros)))
 
 
 def make_registry(collector: StoreCollector) -> CollectorRegistry:

@@ -230,20 +230,16 @@ def _open_when_reachable(url: str, dialect: str, stop: threading.Event) -> Store
 
     if dialect != "postgresql":
         return open_store(url)
-    import psycopg
-
-    from gpuopt.orchestrator.daemon.leadership import libpq_url
+    from gpuopt.orchestrator.store.url import postgres_unreachable
 
     failures = 0
     while not stop.is_set():
-        try:
-            with psycopg.connect(libpq_url(url), connect_timeout=10):
-                pass  # reachable (open_store turns an unreachable server into an exit)
+        err = postgres_unreachable(url)
+        if err is None:  # reachable (open_store turns an unreachable server into an exit)
             return open_store(url)  # the schema upgrade is serialised by open_store
-        except psycopg.OperationalError as err:
-            failures += 1
-            delay = DB_UNREACHABLE_BACKOFF.delay(failures).total_seconds()
-            log.warning("PostgreSQL not reachable (%s); retrying in %.0fs", err, delay)
+        failures += 1
+        delay = DB_UNREACHABLE_BACKOFF.delay(failures).total_seconds()
+        log.warning("PostgreSQL not reachable (%s); retrying in %.0fs", err, delay)
         stop.wait(delay)
     return None
 

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from gpuopt.core.backoff import Backoff
+from gpuopt.core.backoff import Backoff, FailureState
 from gpuopt.core.errors import UserError
 from gpuopt.orchestrator.report.message import build_message
 from gpuopt.orchestrator.report.model import WeeklyReport
@@ -38,13 +38,6 @@ log = logging.getLogger(__name__)
 
 def team_scope(team: str) -> str:
     return f"team:{team}"
-
-
-@dataclass(frozen=True, slots=True)
-class FailureState:
-    count: int  # consecutive failures of this (week, scope)
-    last_at: datetime
-    last_error: str
 
 
 class SentWeeks(Protocol):

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
-from gpuopt.jobs.states import EndReason, FailureKind, JobStatus
+from gpuopt.jobs.states import EndReason, JobStatus
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
 
@@ -36,6 +36,40 @@ def new_job_id(name: str | None) -> str:
 
 def add_event(session: Session, job_id: str, at: datetime, kind: str, message: str) -> None:
     session.add(JobEventRow(job_id=job_id, at=at, kind=kind, message=message))
+
+
+def insert_job(session: Session, job: JobRow, message: str) -> None:
+    """A new job row and its first event ("submitted") in the caller's transaction."""
+    session.add(job)
+    session.flush()  # the job row before its event (foreign key)
+    add_event(session, job.id, job.submitted_at, "submitted", message)
+
+
+def find_job_row(session: Session, job_id: str) -> JobRow | None:
+    """The job with exactly this id, or None."""
+    return session.get(JobRow, job_id)
+
+
+def job_with_attempts(session: Session, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
+    """The job (None if there is none) and its attempts, oldest first."""
+    job = find_job_row(session, job_id)
+    return job, attempts_of(session, [job_id])[job_id] if job else []
+
+
+def attempt_by_number(session: Session, job_id: str, number: int) -> AttemptRow:
+    """The committed attempt ``number`` of the job (NoResultFound if there is none)."""
+    return session.execute(
+        select(AttemptRow).where(col(AttemptRow.job_id) == job_id,
+                                 col(AttemptRow.number) == number)
+    ).scalar_one()
+
+
+def set_job(session: Session, job_id: str, now: datetime | None = None, **values: Any) -> None:
+    """``UPDATE jobs SET ...`` whatever its status (bookkeeping columns: cancel_requested,
+    step_failures); ``now`` also sets updated_at."""
+    if now is not None:
+        values["updated_at"] = now
+    session.execute(update(JobRow).where(col(JobRow.id) == job_id).values(**values))
 
 
 def find_job(session: Session, job_id: str) -> JobRow:
@@ -160,21 +194,24 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
 
 
 def recent_preemptions(
-    session: Session, since: datetime, executor: str
-) -> list[tuple[Place, datetime]]:
-    """(place, ended_at) of attempts preempted (or whose launch failed there for lack of
-    capacity or a transient error) since ``since``, among jobs run by ``executor``."""
-    rows = session.execute(
-        select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.zone),
-               col(AttemptRow.ended_at))
+    session: Session, since: datetime, executor: str | None = None
+) -> list[tuple[int, str, Place, datetime]]:
+    """(attempt id, executor, place, ended_at) of attempts preempted (or whose launch
+    failed there for lack of capacity or a transient error, policies.avoid) since
+    ``since``, among jobs run by ``executor`` (None: every executor)."""
+    from gpuopt.policies.avoid import PLACE_FAILURES
+
+    query = (
+        select(col(AttemptRow.id), col(JobRow.executor), col(AttemptRow.cloud),
+               col(AttemptRow.region), col(AttemptRow.zone), col(AttemptRow.ended_at))
         .join(JobRow, col(JobRow.id) == col(AttemptRow.job_id))
         .where(
             col(AttemptRow.ended_at) >= since,
             or_(col(AttemptRow.end_reason) == EndReason.PREEMPTED,
                 and_(col(AttemptRow.end_reason) == EndReason.FAILED,
-                     col(AttemptRow.failure_kind).in_((FailureKind.CAPACITY,
-                                                       FailureKind.LAUNCH)))),
-            col(JobRow.executor) == executor,
+                     col(AttemptRow.failure_kind).in_(PLACE_FAILURES))),
         )
-    ).all()
-    return [(Place(c, r, z), at) for c, r, z, at in rows]
+    )
+    if executor is not None:
+        query = query.where(col(JobRow.executor) == executor)
+    return [(i, ex, Place(c, r, z), at) for i, ex, c, r, z, at in session.execute(query).all()]

@@ -11,15 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuopt.core.backoff import Backoff
-from gpuopt.orchestrator.report.sender import FailureState
-from gpuopt.orchestrator.report.weeks import IsoWeek
+from gpuopt.core.backoff import Backoff, FailureState
 from gpuopt.orchestrator.store.daemon_tables import ReportSendRow
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.store.engine import Store
 
 MAX_ERROR_CHARS = 2000
+# An ISO week (orchestrator.report.weeks.IsoWeek), stored as its text ("2026-W48"); the
+# store needs nothing else of it, and imports nothing from report/.
+Week = object
 
 
 def dialect_insert(dialect: str, table: Any) -> Any:
@@ -34,14 +35,15 @@ def dialect_insert(dialect: str, table: Any) -> Any:
 
 
 class StoreSentWeeks:
-    """``orchestrator.report.sender.SentWeeks`` backed by ``report_sends``."""
+    """``orchestrator.report.sender.SentWeeks`` backed by ``report_sends``; a week is
+    anything whose ``str`` is its ISO name (an ``IsoWeek``)."""
 
     def __init__(self, store: Store, backoff: Backoff = Backoff()) -> None:
         self.store = store
         self.backoff = backoff
         self._table = ReportSendRow.__table__  # type: ignore[attr-defined]
 
-    def _row(self, week: IsoWeek, scope: str) -> Any:
+    def _row(self, week: Week, scope: str) -> Any:
         from sqlalchemy import select
 
         t = self._table
@@ -50,11 +52,11 @@ class StoreSentWeeks:
                 select(t).where(t.c.week == str(week), t.c.scope == scope)
             ).first()
 
-    def was_sent(self, week: IsoWeek, scope: str) -> bool:
+    def was_sent(self, week: Week, scope: str) -> bool:
         row = self._row(week, scope)
         return row is not None and row.sent_at is not None
 
-    def mark_sent(self, week: IsoWeek, scope: str, at: datetime) -> None:
+    def mark_sent(self, week: Week, scope: str, at: datetime) -> None:
         from sqlalchemy import func
 
         t = self._table
@@ -69,7 +71,7 @@ class StoreSentWeeks:
         with self.store.engine.begin() as conn:
             conn.execute(stmt)
 
-    def record_failure(self, week: IsoWeek, scope: str, at: datetime, error: str) -> None:
+    def record_failure(self, week: Week, scope: str, at: datetime, error: str) -> None:
         t = self._table
         error = error[:MAX_ERROR_CHARS]
         stmt = dialect_insert(self.store.dialect, t).values(
@@ -92,7 +94,7 @@ class StoreSentWeeks:
                 .values(next_try_at=at + self.backoff.delay(count))
             )
 
-    def failure_state(self, week: IsoWeek, scope: str) -> FailureState | None:
+    def failure_state(self, week: Week, scope: str) -> FailureState | None:
         row = self._row(week, scope)
         if row is None or row.sent_at is not None or not row.failures:
             return None

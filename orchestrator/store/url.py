@@ -51,3 +51,23 @@ def shown_url(url: str) -> str:
     except (ArgumentError, ValueError, TypeError):  # not a URL; or e.g. a bad port
         scheme, sep, rest = url.partition("://")
         return f"{scheme}://***" if sep and ("@" in rest or "?" in rest) else url
+
+
+def libpq_url(sqlalchemy_url: str) -> str:
+    """postgresql+psycopg://... -> postgresql://... (what psycopg.connect takes)."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(
+        hide_password=False)
+
+
+def postgres_unreachable(url: str, timeout_s: int = 10) -> str | None:
+    """None when the PostgreSQL server of ``url`` accepts a connection (opened and closed
+    at once), else why not (psycopg's OperationalError, as text)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(libpq_url(url), connect_timeout=timeout_s):
+            return None
+    except psycopg.OperationalError as err:
+        return str(err)

@@ -10,7 +10,7 @@ import pytest
 
 from gpuopt.jobs.loader import load_job_spec
 from gpuopt.orchestrator.config import load_config
-from gpuopt.orchestrator.planning import plan_spec
+from gpuopt.orchestrator.placement_inputs import plan_spec
 from gpuopt.orchestrator.submit_checks import JobFile, check_runnable
 from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
 

@@ -83,15 +83,17 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 def submit(store: Any, job_file: Path, kind: str = "local") -> str:
-    from gpuopt.jobs.loader import load_job_spec
+    from gpuopt.jobs.loader import parse_job_spec
     from gpuopt.orchestrator.cli.submit_cmd import _store_job
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.submit_checks import JobFile
 
-    spec = load_job_spec(job_file)
+    job = JobFile(job_file, job_file.read_text(encoding="utf-8"))
+    spec = parse_job_spec(job.text, str(job_file))
     now = datetime.now(UTC)
     planned = plan_spec(spec, load_config(None), store, now, top=5)
-    return _store_job(store, job_file, spec, planned, kind, now)
+    return _store_job(store, job, spec, planned, kind, now)
 
 
 def run_until_done(store: Any, executor_for: Callable[[str], Executor], job_id: str,

@@ -48,7 +48,7 @@ def test_telemetry_status_calibration_and_the_next_plan(measured_job) -> None:  
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.cli.app import build_app
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.planning import plan_spec
+    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store.jobs_repo import attempts_of
     from gpuopt.orchestrator.store.telemetry_repo import calibration_records
 

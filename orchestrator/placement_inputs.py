@@ -1,0 +1,179 @@
+"""What placement decides from, loaded: the I/O around the pure policies.placement.
+
+Loads the latest offers (store, else the embedded snapshot), the configuration's owned
+reserved capacity and preemption defaults, and what gpuopt has observed, and hands them
+to the placement policy:
+
+- ``plan_spec``: `gpuopt plan` and `gpuopt submit` plan a spec on the prices of this
+  moment;
+- ``decide_placement``: the reconcile loop's next attempt of a job. The decision is
+  pure (policies.placement.decide_next_attempt: the budget left, one plan, the
+  deadline-aware spot hold, the avoid list and its fallback); here are loaded the offers
+  and the preemptions gpuopt observed, once per reconcile step (``TickInputs``), and per
+  job its work left (from the last progress report), what its attempts cost (the
+  ledger) and the places it should avoid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from gpuopt.core.places import Place
+from gpuopt.jobs.spec import JobSpec
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.policies.avoid import avoid_set
+from gpuopt.policies.index import OfferIndex
+from gpuopt.policies.placement import (
+    Decision,
+    JobSoFar,
+    OwnedReserved,
+    PlacementContext,
+    Plan,
+)
+from gpuopt.policies.spot.hold import MIN_REMAINING
+
+if TYPE_CHECKING:
+    from gpuopt.jobs.estimate.calibration import Calibration
+    from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.store import Store
+
+
+# -- planning a spec (gpuopt plan, gpuopt submit) --------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlannedJob:
+    plan: Plan
+    offers_source: str  # "store" or "snapshot"
+    snapshot_as_of: date | None
+    offer_count: int
+
+
+def placement_context(
+    settings: Settings,
+    now: datetime,
+    deadline_at: datetime | None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    **overrides: object,
+) -> PlacementContext:
+    # [clouds] enabled narrows every plan to the clouds this installation launches on
+    # (unset or empty: any, as the local executor runs jobs whatever cloud priced them).
+    overrides.setdefault(
+        "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
+    return PlacementContext(
+        now=now,
+        deadline_at=deadline_at,
+        observed_preemptions=dict(observed or {}),
+        default_preemptions={k: v for k, v in settings.placement.preemption_rates.items()},
+        owned_reserved=tuple(
+            OwnedReserved(r.cloud, r.region, r.instance_type, r.count) for r in settings.reserved
+        ),
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
+    from gpuopt.orchestrator.prices.current import current_offers_with_source
+
+    current = current_offers_with_source(store)
+    return OfferIndex.build(current.offers), current.source, current.snapshot_as_of, len(
+        current.offers
+    )
+
+
+def plan_spec(
+    spec: JobSpec,
+    settings: Settings,
+    store: Store | None,
+    now: datetime,
+    submitted_at: datetime | None = None,
+    observed: Mapping[Place, tuple[int, float]] | None = None,
+    **overrides: object,
+) -> PlannedJob:
+    from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.policies.placement import plan_job
+
+    if "calibration" not in overrides:  # what finished attempts measured (issue 17)
+        overrides["calibration"] = load_calibration(store, spec)
+    index, source, as_of, count = load_index(store)
+    ctx = placement_context(
+        settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
+    )
+    return PlannedJob(plan_job(spec, index, ctx), source, as_of, count)
+
+
+# -- the next attempt of a job (the reconcile loop) ------------------------------------
+def remaining_fraction(attempts: Sequence[AttemptRow]) -> float:
+    """Work left, from the newest progress report ({"step", "total"}) of the job."""
+    for a in reversed(attempts):
+        if a.progress_step is not None and a.progress_total:
+            return max(MIN_REMAINING, 1.0 - a.progress_step / a.progress_total)
+    return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class TickInputs:
+    """What every placement of one reconcile step reads, loaded once for the step: the
+    offer index, the preemptions gpuopt observed (hazards) and the recent preemptions and
+    failed launches per place (the avoid list), by executor kind.
+
+    Loaded at the step's first placement, so a step that places nothing reads none of it;
+    a job's own attempts that ended later in the same step are added to its avoid list by
+    ``preemptions_for``; other jobs' are seen from the next step on."""
+
+    now: datetime
+    index: OfferIndex
+    observed: Mapping[Place, tuple[int, float]]
+    recent: tuple[tuple[int, str, Place, datetime], ...]  # (attempt id, executor, place, at)
+    since: datetime  # the avoid window's start
+
+    def preemptions_for(self, executor: str, attempts: Sequence[AttemptRow]
+                        ) -> list[tuple[Place, datetime]]:
+        from gpuopt.policies.avoid import counts_against_place
+
+        seen = {i for i, *_ in self.recent}
+        out = [(place, at) for _, ex, place, at in self.recent if ex == executor]
+        out += [(Place(a.cloud, a.region, a.zone), a.ended_at) for a in attempts
+                if a.id not in seen and a.ended_at is not None and a.ended_at >= self.since
+                and counts_against_place(a.end_reason, a.failure_kind)]
+        return out
+
+
+def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInputs:
+    from gpuopt.orchestrator.store.jobs_repo import recent_preemptions
+    from gpuopt.orchestrator.store.ledger_repo import observed_preemptions
+
+    since = now - settings.placement.avoid_window
+    with store.session() as session:
+        observed = observed_preemptions(session, now)
+        recent = tuple(recent_preemptions(session, since))
+    index, _source, _as_of, _count = load_index(store)
+    return TickInputs(now, index, observed, recent, since)
+
+
+def decide_placement(
+    spec: JobSpec,
+    job: JobRow,
+    attempts: Sequence[AttemptRow],
+    settings: Settings,
+    tick: TickInputs,
+    spent_micros: int,
+    also_avoid: frozenset[Place] = frozenset(),
+    calibration: Calibration | None = None,
+) -> Decision:
+    """``tick``: this step's offers and observations (loaded once per step);
+    ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
+    where its last launches found no capacity), on top of repeated preemptions;
+    ``calibration``: what finished attempts of this job's model measured (issue 17)."""
+    from gpuopt.policies.placement import decide_next_attempt
+
+    preemptions = tick.preemptions_for(job.executor, attempts)
+    avoid = avoid_set(preemptions, tick.now, settings.placement.avoid_window) | also_avoid
+    so_far = JobSoFar(submitted_at=job.submitted_at, deadline_at=job.deadline_at,
+                      budget_micros=job.budget_micros, spent_micros=spent_micros,
+                      fraction_left=remaining_fraction(attempts), avoid=avoid)
+    ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
+                            calibration=calibration)
+    tick_s = settings.daemon.reconcile_interval / timedelta(seconds=1)
+    return decide_next_attempt(spec, tick.index, ctx, so_far, tick_s)
