@@ -91,14 +91,15 @@ class AutoPolicy:
             if self._ahead_s(obs, 2 * d) >= 0 or self._worth_hopping(obs, best):
                 return best
             return ON_DEMAND
-        # No spot we can safely take.
-        if not is_safe(obs, NOTHING):
+        return self._without_spot(obs, held)  # no spot we can safely take
+
+    @classmethod
+    def _without_spot(cls, obs: Observation, held: Hold) -> Hold:
+        """No spot to take: wait while idling is safe and ahead of the uniform line; stay
+        on on-demand once there (a hop back costs a restart); otherwise on-demand."""
+        if not is_safe(obs, NOTHING) or held.kind is Kind.ON_DEMAND:
             return ON_DEMAND
-        if held.kind is Kind.ON_DEMAND:
-            return ON_DEMAND
-        if self._ahead_s(obs, 0.0) >= 0:
-            return NOTHING
-        return ON_DEMAND
+        return NOTHING if cls._ahead_s(obs, 0.0) >= 0 else ON_DEMAND
 
     @staticmethod
     def _ahead_s(obs: Observation, lookahead_s: float) -> float:
@@ -176,13 +177,7 @@ class AutoPolicy:
                     return target
             elif self._ahead_s(obs, 0.0) >= 0 or self._worth_trying(obs, target, chance):
                 return target
-        if not is_safe(obs, NOTHING):
-            return ON_DEMAND
-        if held.kind is Kind.ON_DEMAND:
-            return ON_DEMAND
-        if self._ahead_s(obs, 0.0) >= 0:
-            return NOTHING
-        return ON_DEMAND
+        return self._without_spot(obs, held)
 
     @staticmethod
     def _best_guess(obs: Observation) -> tuple[Hold, float] | None:
