@@ -595,6 +595,21 @@ def _money(x: Decimal) -> str:
     return f"${x.quantize(CENT, rounding=ROUND_HALF_EVEN):,}"
 
 
+def _ratio(r: float) -> str:
+    """1.8x; close to 1 with two decimals, so a 4% difference does not read as 1.0x."""
+    return f"{r:.2f}x" if r < 1.095 else f"{r:.1f}x"
+
+
+def _costs_vs(a: Decimal, b: Decimal) -> str:
+    """$a vs $b, to the cent; to 1/100 cent when the cents are the same (small jobs)."""
+    if _money(a) != _money(b):
+        return f"{_money(a)} vs {_money(b)}"
+    def fine(x: Decimal) -> str:
+        return f"${x.quantize(Decimal('0.0001'), rounding=ROUND_HALF_EVEN):,}"
+
+    return f"{fine(a)} vs {fine(b)}"
+
+
 def top_reason(top: Candidate, others: Sequence[Candidate]) -> str:
     """One sentence on why the top pick wins, against the best other GPU model."""
     o = top.offer
@@ -604,14 +619,14 @@ def top_reason(top: Candidate, others: Sequence[Candidate]) -> str:
         cost = _money(top.expected_cost)
         return f"{head}: the only GPU model that fits within the limits: {cost}"
     p_top, p_other = top.offer.price_per_hour, other.offer.price_per_hour
-    vs = f"{_money(top.expected_cost)} vs {_money(other.expected_cost)}"
+    vs = _costs_vs(top.expected_cost, other.expected_cost)
     name = f"{other.offer.gpu} x{other.offer.gpu_count}"
     if p_top > p_other > 0:
         speed = other.est_hours / top.est_hours if top.est_hours > 0 else float("inf")
-        return (f"{head}: {p_top / p_other:.1f}x the price per hour of {name} but "
-                f"{speed:.1f}x faster: {vs}")
+        return (f"{head}: {_ratio(float(p_top / p_other))} the price per hour of {name} but "
+                f"{_ratio(speed)} faster: {vs}")
     if top.est_hours > other.est_hours > 0:
-        return (f"{head}: {top.est_hours / other.est_hours:.1f}x slower than {name} but "
+        return (f"{head}: {_ratio(top.est_hours / other.est_hours)} slower than {name} but "
                 f"cheaper per hour: {vs}")
     return f"{head}: cheaper per hour and at least as fast as {name}: {vs}"
 
