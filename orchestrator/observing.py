@@ -5,26 +5,26 @@ history the spot policy reads: policies.spot.observed).
 Per spot attempt, at its place (cloud, region, zone, instance type, market spot):
 
 - its launch returned (the executor accepted it and it is starting): ``launch_ok`` at
-  the step's time, right after the launch;
+  the step's time, in a transaction of its own right after the launch (the attempt row
+  was committed before the launch, nothing changes with it);
 - it ended failed for capacity (``FailureKind.CAPACITY``: the clouds' capacity errors
   as jobs.executors.capacity_errors classifies them): ``capacity_failure``; quota and
   every other failure say nothing of spot there, and record nothing;
 - it ended after holding a machine: ``preempted`` if it was preempted (or lost), else
-  ``released`` (finished, failed, cancelled, stopped), at its end time; recorded in the
-  transaction that closes the attempt, under a savepoint.
+  ``released`` (finished, failed, cancelled, stopped), at its end time.
 
-On-demand attempts record nothing, nor do the local executor's: their runs are
-simulated (the ledger marks them so, orchestrator.store.ledger_repo), so a demo never
-enters the history. A recording that fails is logged once and dropped: the reconcile
-step goes on, and the state change it describes is kept.
+An end is recorded in the transaction that closes the attempt, under a savepoint. On-
+demand attempts record nothing, nor do the local executor's: their runs are simulated
+(the ledger marks them so, orchestrator.store.ledger_repo), so a demo never enters the
+history. A recording that fails is logged once and dropped: the reconcile step goes on,
+and the state change it describes is kept.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
-
-from sqlmodel import Session
 
 from gpuopt.core.places import Place
 from gpuopt.jobs.states import EndReason, FailureKind
@@ -35,6 +35,7 @@ from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
 from gpuopt.providers.offer import Market
 
 log = logging.getLogger("gpuopt.availability")
+Seen = Sequence[tuple[SpotPlace, Observed]]
 
 
 def spot_place(job: JobRow, a: AttemptRow) -> SpotPlace | None:
@@ -58,37 +59,34 @@ def ending_kind(reason: EndReason, kind: FailureKind | None,
     return ObservationKind.RELEASED
 
 
-def _failed(job: JobRow, a: AttemptRow, kind: ObservationKind, err: Exception) -> None:
-    log.warning("job %s attempt %d: %s not recorded in the availability history: %s: %s",
-                job.id, a.number, kind.value, type(err).__name__, err)
-
-
-def record_in(session: Session, job: JobRow, a: AttemptRow, kind: ObservationKind | None,
-              at: datetime) -> None:
-    """Record in ``session``'s transaction, under a savepoint (a failure rolls back only
-    the recording). Never raises."""
-    from gpuopt.orchestrator.store.availability import record_observations
-
+def observed(job: JobRow, a: AttemptRow, kind: ObservationKind | None,
+             at: datetime) -> list[tuple[SpotPlace, Observed]]:
+    """The observation to record of the attempt (none: nothing to record)."""
     place = spot_place(job, a)
     if place is None or kind is None:
-        return
-    try:
-        with session.begin_nested():
-            record_observations(session, [(place, Observed(at, kind))])
-    except Exception as err:  # the history is a hint: never break the step for it
-        _failed(job, a, kind, err)
+        return []
+    return [(place, Observed(at, kind))]
+
+
+def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
+    """Log, once, an observation the history could not take."""
+    kinds = ", ".join(o.kind.value for _, o in seen)
+    log.warning("job %s attempt %d: %s not recorded in the availability history: %s: %s",
+                job.id, a.number, kinds, type(err).__name__, err)
 
 
 def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,
                  at: datetime) -> None:
     """Record in a transaction of its own. Never raises."""
-    from gpuopt.orchestrator.store.availability import record_observations
+    from gpuopt.orchestrator.store.availability import record_observations_or_error
 
-    place = spot_place(job, a)
-    if place is None:
+    seen = observed(job, a, kind, at)
+    if not seen:
         return
     try:
         with store.transaction() as session:
-            record_observations(session, [(place, Observed(at, kind))])
-    except Exception as err:  # the history is a hint: never break the step for it
-        _failed(job, a, kind, err)
+            err = record_observations_or_error(session, seen)
+    except Exception as failed:  # the history is a hint: never break the step for it
+        err = failed
+    if err is not None:
+        unrecorded(job, a, seen, err)

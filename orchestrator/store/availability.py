@@ -114,6 +114,22 @@ def record_observations(session: Session,
     return len(new)
 
 
+def record_observations_or_error(
+        session: Session, observations: Sequence[tuple[SpotPlace, Observed]]
+) -> Exception | None:
+    """:func:`record_observations` under a savepoint of ``session``'s transaction: a
+    failure rolls back only the recording and is returned, never raised (the state
+    change recorded beside it is kept)."""
+    if not observations:
+        return None
+    try:
+        with session.begin_nested():
+            record_observations(session, observations)
+    except Exception as err:
+        return err
+    return None
+
+
 def load_observations(session: Session, places: Sequence[SpotPlace], since: datetime,
                       *, with_state: bool = True) -> dict[SpotPlace, list[Observed]]:
     """Every place's observations at or after ``since``, oldest first (places never

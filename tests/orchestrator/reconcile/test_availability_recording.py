@@ -228,7 +228,8 @@ def test_a_recording_failure_never_stops_the_step(db_url: str, tmp_path: Path,
     store.close()
 
 
-def test_a_preempted_attempt_and_its_successor_are_both_recorded(db_url: str, tmp_path: Path) -> None:
+def test_a_preempted_attempt_and_its_successor_are_both_recorded(db_url: str,
+                                                                 tmp_path: Path) -> None:
     """Two spot attempts, the first preempted: the fold reads the hold, the preemption,
     then the second hold."""
     ex = Scripted()
