@@ -38,7 +38,12 @@ from gpuopt.orchestrator.store.availability_tables import (
     AvailabilityObservationRow,
     AvailabilityPlaceRow,
 )
-from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
+from gpuopt.policies.spot.observed import (
+    ObservationKind,
+    Observed,
+    SpotPlace,
+    observation_order,
+)
 from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
@@ -157,8 +162,10 @@ def load_observations(session: Session, places: Sequence[SpotPlace], since: date
                 .where(_obs.c.kind.in_(kinds))).all()
     rows += conn.execute(select(*cols).where(_obs.c.place_id.in_(list(by_id)),
                                              _obs.c.at >= since)).all()
-    for r in sorted(rows, key=lambda r: (r.place_id, r.at, r.kind.value)):
+    for r in sorted(rows, key=lambda r: r.place_id):  # stable: then by observation_order
         out[by_id[r.place_id]].append(Observed(r.at, r.kind, r.value))
+    for obs in out.values():
+        obs.sort(key=observation_order)
     return out
 
 
