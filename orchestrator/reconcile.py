@@ -36,6 +36,10 @@ Launches that fail:
   after ``LAUNCH_GRACE``, tried again without spending a retry, at most 3 times in a
   row; such an attempt held nothing and costs nothing.
 
+Spot availability seen on the way (a spot launch that started or found no capacity, a
+spot attempt preempted or released) is recorded in the availability history
+(orchestrator.observing); a recording that fails is logged and never stops the step.
+
 A job whose step raises is logged once per kind of error (with the job id), counted
 (``StepReport.failed_steps``, ``gpuopt_job_step_failures_total`` in /metrics), and
 failed with the error as its reason after ``STEP_FAILURES_TO_FAIL`` steps in a row
@@ -71,6 +75,7 @@ from gpuopt.jobs.states import (
     JobStatus,
 )
 from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
+from gpuopt.orchestrator.observing import ending_kind, observed, record_after, unrecorded
 from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -85,6 +90,7 @@ from gpuopt.policies.lifecycle import (
     next_state,
     places_to_avoid,
 )
+from gpuopt.policies.spot.observed import ObservationKind
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
@@ -314,6 +320,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     in one transaction. ``held=False``: it never held a machine (costs nothing)."""
     from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.attempts import wasted_seconds
+    from gpuopt.orchestrator.store.availability import record_observations_or_error
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
 
     job, a, status, now = c.job, c.a, c.status, c.now
@@ -347,11 +354,15 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     job_values: dict[str, object] = dict(status=nxt.status, restarts_used=nxt.restarts_used)
     if nxt.finished:
         job_values.update(finished_at=now, last_error=nxt.last_error, exit_code=nxt.exit_code)
+    seen = observed(job, a, ending_kind(reason, kind, held), ended)
     with c.store.transaction() as session:
         if not update_attempt(session, a.id or 0, OPEN, **values):
             return False  # another loop closed it
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
+        unseen = record_observations_or_error(session, seen)
+    if unseen is not None:
+        unrecorded(job, a, seen, unseen)
     record_ended(c.store, a, status, spec, reason, now)
     c.report.ended.append((a.cluster_name, reason))
     c.report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number,
@@ -510,6 +521,7 @@ def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: A
     except Exception as err:
         kind, detail = FailureKind.LAUNCH, f"{type(err).__name__}: {err}"
     else:
+        record_after(store, job, saved, ObservationKind.LAUNCH_OK, now)
         report.launched.append(saved.cluster_name)
         report.events.append(JobEvent("re-placed" if job.status == JobStatus.PREEMPTED
                                       else "launched", job.id, saved.number, message))

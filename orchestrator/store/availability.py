@@ -38,7 +38,12 @@ from gpuopt.orchestrator.store.availability_tables import (
     AvailabilityObservationRow,
     AvailabilityPlaceRow,
 )
-from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
+from gpuopt.policies.spot.observed import (
+    ObservationKind,
+    Observed,
+    SpotPlace,
+    observation_order,
+)
 from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
@@ -114,6 +119,22 @@ def record_observations(session: Session,
     return len(new)
 
 
+def record_observations_or_error(
+        session: Session, observations: Sequence[tuple[SpotPlace, Observed]]
+) -> Exception | None:
+    """:func:`record_observations` under a savepoint of ``session``'s transaction: a
+    failure rolls back only the recording and is returned, never raised (the state
+    change recorded beside it is kept)."""
+    if not observations:
+        return None
+    try:
+        with session.begin_nested():
+            record_observations(session, observations)
+    except Exception as err:
+        return err
+    return None
+
+
 def load_observations(session: Session, places: Sequence[SpotPlace], since: datetime,
                       *, with_state: bool = True) -> dict[SpotPlace, list[Observed]]:
     """Every place's observations at or after ``since``, oldest first (places never
@@ -141,8 +162,10 @@ def load_observations(session: Session, places: Sequence[SpotPlace], since: date
                 .where(_obs.c.kind.in_(kinds))).all()
     rows += conn.execute(select(*cols).where(_obs.c.place_id.in_(list(by_id)),
                                              _obs.c.at >= since)).all()
-    for r in sorted(rows, key=lambda r: (r.place_id, r.at, r.kind.value)):
+    for r in sorted(rows, key=lambda r: r.place_id):  # stable: then by observation_order
         out[by_id[r.place_id]].append(Observed(r.at, r.kind, r.value))
+    for obs in out.values():
+        obs.sort(key=observation_order)
     return out
 
 

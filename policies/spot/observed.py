@@ -67,6 +67,24 @@ class Observed:
     value: int | None = None
 
 
+# Observations are stored to the second, so two in the same second carry no order of
+# their own. A hold's end (preemption, release, failed launch) comes before a launch in
+# that second: a job preempted and relaunched in one reconcile step ends its hold, then
+# starts the next one; a hold shorter than a second is not one. Offer observations sit
+# between (they say nothing of a hold).
+_SAME_SECOND_RANK = {
+    ObservationKind.PREEMPTED: 0, ObservationKind.RELEASED: 0,
+    ObservationKind.CAPACITY_FAILURE: 0, ObservationKind.OFFER_GONE: 1,
+    ObservationKind.OFFER_PRESENT: 1, ObservationKind.PLACEMENT_SCORE: 1,
+    ObservationKind.LAUNCH_OK: 2,
+}
+
+
+def observation_order(ob: Observed) -> tuple[datetime, int]:
+    """The order observations are folded in: by time, then ends before launches."""
+    return ob.at, _SAME_SECOND_RANK[ob.kind]
+
+
 def _ticks(start: datetime, now: datetime, tick_s: float) -> int:
     """Ticks from ``start`` up to and including the one holding ``now``."""
     if tick_s <= 0:
@@ -92,7 +110,7 @@ def fold_place(
             if seen[k] is None:
                 seen[k] = value
 
-    for ob in sorted(observations, key=lambda o: o.at):
+    for ob in sorted(observations, key=observation_order):
         if ob.at > now:
             break
         k = math.floor((ob.at - start).total_seconds() / tick_s)  # < 0: before start

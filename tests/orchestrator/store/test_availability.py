@@ -71,6 +71,20 @@ def test_record_and_load_per_place_since(store) -> None:  # type: ignore[no-unty
         assert observed_places(s) == [A_OD, A, B, GCP]  # on-demand < spot
 
 
+def test_an_end_and_a_launch_in_the_same_second_load_end_first(  # type: ignore[no-untyped-def]
+        store) -> None:
+    """Kinds sort 'launch_ok' < 'preempted' by name; the load orders them as they happened
+    (a job preempted and relaunched in one reconcile step)."""
+    with store.transaction() as s:
+        record_observations(s, [(A, Observed(T0, K.LAUNCH_OK)),
+                                (A, Observed(T0 + HOUR, K.LAUNCH_OK)),
+                                (A, Observed(T0 + HOUR, K.PREEMPTED))])
+    with store.session() as s:
+        assert load_observations(s, [A], T0, with_state=False)[A] == [
+            Observed(T0, K.LAUNCH_OK), Observed(T0 + HOUR, K.PREEMPTED),
+            Observed(T0 + HOUR, K.LAUNCH_OK)]
+
+
 def test_load_carries_the_state_from_before_since(store) -> None:  # type: ignore[no-untyped-def]
     with store.transaction() as s:
         record_observations(s, [

@@ -46,6 +46,17 @@ def test_the_last_observation_of_a_tick_decides() -> None:
     assert fold_place(obs, T0, at(3), TICK) == [True, True, False, None]
 
 
+@pytest.mark.parametrize("relaunch_listed_first", [True, False])
+def test_a_preemption_and_a_relaunch_in_the_same_second_leave_the_new_hold_up(
+        relaunch_listed_first: bool) -> None:
+    """Stored to the second, the two carry no order: the end comes first (a job preempted
+    and relaunched in one reconcile step), whatever order they are handed in."""
+    end, relaunch = Observed(at(2, 5), K.PREEMPTED), Observed(at(2, 5), K.LAUNCH_OK)
+    obs = [Observed(at(1), K.LAUNCH_OK), *((relaunch, end) if relaunch_listed_first
+                                           else (end, relaunch))]
+    assert fold_place(obs, T0, at(4), TICK) == [None, True, True, True, True]
+
+
 def test_an_unlisted_offer_is_unavailable_until_listed_again() -> None:
     obs = [Observed(at(1), K.OFFER_GONE), Observed(at(3), K.OFFER_GONE),
            Observed(at(4), K.OFFER_PRESENT), Observed(at(5), K.PLACEMENT_SCORE, 7)]

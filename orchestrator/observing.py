@@ -1,0 +1,92 @@
+"""What the reconcile step records of spot availability, as it really observes it
+(stored by orchestrator.store.availability; the kinds and how they fold into the
+history the spot policy reads: policies.spot.observed).
+
+Per spot attempt, at its place (cloud, region, zone, instance type, market spot):
+
+- its launch returned (the executor accepted it and it is starting): ``launch_ok`` at
+  the step's time, in a transaction of its own right after the launch (the attempt row
+  was committed before the launch, nothing changes with it);
+- it ended failed for capacity (``FailureKind.CAPACITY``: the clouds' capacity errors
+  as jobs.executors.capacity_errors classifies them): ``capacity_failure``; quota and
+  every other failure say nothing of spot there, and record nothing;
+- it ended after holding a machine: ``preempted`` if it was preempted (or lost), else
+  ``released`` (finished, failed, cancelled, stopped), at its end time.
+
+An end is recorded in the transaction that closes the attempt, under a savepoint. On-
+demand attempts record nothing, nor do the local executor's: their runs are simulated
+(the ledger marks them so, orchestrator.store.ledger_repo), so a demo never enters the
+history. A recording that fails is logged once and dropped: the reconcile step goes on,
+and the state change it describes is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from gpuopt.core.places import Place
+from gpuopt.jobs.states import EndReason, FailureKind
+from gpuopt.orchestrator.store.engine import Store
+from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
+from gpuopt.orchestrator.store.ledger_repo import SIMULATING_EXECUTOR
+from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
+from gpuopt.providers.offer import Market
+
+log = logging.getLogger("gpuopt.availability")
+Seen = Sequence[tuple[SpotPlace, Observed]]
+
+
+def spot_place(job: JobRow, a: AttemptRow) -> SpotPlace | None:
+    """Where the attempt observes spot; None when it observes nothing (on-demand, or a
+    simulated local run)."""
+    if job.executor == SIMULATING_EXECUTOR or a.market != Market.SPOT.value:
+        return None
+    return SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
+                     Market.SPOT)
+
+
+def ending_kind(reason: EndReason, kind: FailureKind | None,
+                held: bool) -> ObservationKind | None:
+    """What an attempt's end tells of spot in its place (None: nothing)."""
+    if reason is EndReason.FAILED and kind is FailureKind.CAPACITY:
+        return ObservationKind.CAPACITY_FAILURE
+    if not held:
+        return None
+    if reason is EndReason.PREEMPTED:
+        return ObservationKind.PREEMPTED
+    return ObservationKind.RELEASED
+
+
+def observed(job: JobRow, a: AttemptRow, kind: ObservationKind | None,
+             at: datetime) -> list[tuple[SpotPlace, Observed]]:
+    """The observation to record of the attempt (none: nothing to record)."""
+    place = spot_place(job, a)
+    if place is None or kind is None:
+        return []
+    return [(place, Observed(at, kind))]
+
+
+def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
+    """Log, once, an observation the history could not take."""
+    kinds = ", ".join(o.kind.value for _, o in seen)
+    log.warning("job %s attempt %d: %s not recorded in the availability history: %s: %s",
+                job.id, a.number, kinds, type(err).__name__, err)
+
+
+def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,
+                 at: datetime) -> None:
+    """Record in a transaction of its own. Never raises."""
+    from gpuopt.orchestrator.store.availability import record_observations_or_error
+
+    seen = observed(job, a, kind, at)
+    if not seen:
+        return
+    try:
+        with store.transaction() as session:
+            err = record_observations_or_error(session, seen)
+    except Exception as failed:  # the history is a hint: never break the step for it
+        err = failed
+    if err is not None:
+        unrecorded(job, a, seen, err)
