@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.providers.base import ProviderError
@@ -74,3 +74,15 @@ def request_json(
 def _short(err: Exception) -> str:
     text = str(err).strip()
     return text.splitlines()[0][:200] if text else type(err).__name__
+
+
+def json_decimal(value: Any) -> Decimal | None:
+    """A JSON number (or numeric string) as a finite Decimal; anything else -> None
+    (null, booleans, NaN, Infinity, junk), for the parsers to drop the row it is in."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        d = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return d if d.is_finite() else None

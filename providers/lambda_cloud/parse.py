@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gpuopt.providers.base import ProviderError
 from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.http_json import json_decimal
 from gpuopt.providers.offer import Market, Offer
 
 CLOUD = "lambda"
@@ -58,16 +58,6 @@ def _gpu(name: str) -> tuple[str, int] | None:
             return None
         gpu = found
     return gpu, count
-
-
-def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool) or not isinstance(value, int | str | Decimal | float):
-        return None
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    return d if d.is_finite() else None
 
 
 def check_answer(payload: Any) -> Mapping[str, Any]:
@@ -101,8 +91,8 @@ def parse_instance_types(
         gpu, count = found
         raw_specs = itype.get("specs")
         specs: Mapping[str, Any] = raw_specs if isinstance(raw_specs, Mapping) else {}
-        cents = _number(itype.get("price_cents_per_hour"))
-        vcpus, ram = _number(specs.get("vcpus")), _number(specs.get("memory_gib"))
+        cents = json_decimal(itype.get("price_cents_per_hour"))
+        vcpus, ram = json_decimal(specs.get("vcpus")), json_decimal(specs.get("memory_gib"))
         listed = specs.get("gpus")
         if cents is None or cents <= 0:
             skipped.append(f"{name}: price {itype.get('price_cents_per_hour')!r}")

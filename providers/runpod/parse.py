@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from gpuopt.providers.base import ProviderError
 from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.http_json import json_decimal
 from gpuopt.providers.offer import Market, Offer
 
 CLOUD = "runpod"
@@ -63,13 +64,9 @@ KINDS = (("SECURE", "securePrice", "secureSpotPrice", "secureCloud"),
 
 
 def _number(value: Any) -> Decimal | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    return d if d.is_finite() and d > 0 else None
+    """A positive JSON number (RunPod answers 0 or null for what it does not offer)."""
+    d = json_decimal(value)
+    return d if d is not None and d > 0 else None
 
 
 def gpu_types(payload: Any) -> list[Mapping[str, Any]]:

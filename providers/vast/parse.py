@@ -29,10 +29,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from gpuopt.providers.base import ProviderError
+from gpuopt.providers.http_json import json_decimal
 from gpuopt.providers.offer import Market, Offer
 
 CLOUD = "vast"
@@ -51,16 +52,6 @@ GPU_NAMES: Mapping[str, str] = {
 }
 _A100 = {"A100 SXM4": ("A100-40GB", "A100-80GB"), "A100 PCIE": ("A100-40GB", "A100-80GB-PCIe")}
 _A100_80GB_MIN_MIB = 61440
-
-
-def _number(value: Any) -> Decimal | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    return d if d.is_finite() else None
 
 
 def gpu_of(name: str, gpu_ram_mib: Decimal) -> str | None:
@@ -93,7 +84,7 @@ def parse_offers(
     rejected: dict[str, int] = {}
     for o in items:
         count = o.get("num_gpus")
-        gpu_ram = _number(o.get("gpu_ram"))
+        gpu_ram = json_decimal(o.get("gpu_ram"))
         gpu = gpu_of(str(o.get("gpu_name", "")), gpu_ram or Decimal(0))
         if gpu is None:
             continue  # a GPU gpuopt does not price
@@ -101,14 +92,15 @@ def parse_offers(
             rejected[f"{count} GPUs per machine"] = rejected.get(f"{count} GPUs per machine",
                                                                   0) + 1
             continue
-        cores, effective = _number(o.get("cpu_cores")), _number(o.get("cpu_cores_effective"))
-        cpu_ram = _number(o.get("cpu_ram"))
+        cores = json_decimal(o.get("cpu_cores"))
+        effective = json_decimal(o.get("cpu_cores_effective"))
+        cpu_ram = json_decimal(o.get("cpu_ram"))
         region = str(o.get("geolocation") or "").strip()
         if not cores or not effective or not cpu_ram or gpu_ram is None or not region:
             rejected["no cpu_cores / cpu_ram / gpu_ram / geolocation"] = rejected.get(
                 "no cpu_cores / cpu_ram / gpu_ram / geolocation", 0) + 1
             continue
-        reliability = _number(o.get("reliability2", o.get("reliability")))
+        reliability = json_decimal(o.get("reliability2", o.get("reliability")))
         template = Offer(
             cloud=CLOUD, region=region, zone=None, instance_type=instance_type(o), gpu=gpu,
             gpu_count=count, gpu_memory_gib=round(float(gpu_ram) / _MIB_PER_GIB, 2),
@@ -120,7 +112,7 @@ def parse_offers(
             verified=o.get("verification") == "verified" if "verification" in o else None,
         )
         for market, fld in ((Market.ON_DEMAND, "dph_total"), (Market.SPOT, "min_bid")):
-            price = _number(o.get(fld))
+            price = json_decimal(o.get(fld))
             if price is None or price <= 0:
                 continue
             offer = replace(template, market=market, price_per_hour=price)
