@@ -26,6 +26,8 @@ from pydantic import (
 )
 
 from gpuopt.core.durations import format_duration, parse_duration
+from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
+from gpuopt.policies.spot.registry import DEFAULT_POLICY, POLICIES
 from gpuopt.providers.clouds import check_cloud, cloud_names, default_preemptions_per_hour
 
 # A cloud name the registry (providers/clouds.py) knows, checked when validated.
@@ -167,6 +169,20 @@ class PlacementConfig(_Section):
     )
     # After a preemption, keep away from that (cloud, region, instance type, market) for this long.
     avoid_window: Annotated[Duration, _at_least(timedelta(0))] = timedelta(minutes=30)
+    # What a (re)start costs before the job works again: provisioning, setup, loading the
+    # last checkpoint. The plan's spot costing and the deadline spot policy both use it.
+    restart_overhead: Annotated[Duration, _at_least(timedelta(0))] = timedelta(
+        hours=RESTART_OVERHEAD_HOURS)
+    # The spot policy that decides spot / on-demand / wait for `spot: auto` jobs with a
+    # deadline (policies/spot/registry.py; `gpuopt simulate --policy` shows each one).
+    spot_policy: str = DEFAULT_POLICY
+
+    @field_validator("spot_policy")
+    @classmethod
+    def _known_policy(cls, v: str) -> str:
+        if v not in POLICIES:
+            raise ValueError(f"unknown spot policy {v!r}; choose from {', '.join(POLICIES)}")
+        return v
 
     @field_validator("preemption_rates", mode="before")
     @classmethod
