@@ -54,6 +54,9 @@ class EndReason(StrEnum):
     FAILED = "failed"  # see FailureKind
     PREEMPTED = "preempted"  # the machine went away (or the attempt was lost)
     CANCELLED = "cancelled"
+    # stopped by gpuopt to move the job: the deadline spot policy chose to hold something
+    # else (spot elsewhere, on-demand, or nothing for now); the job is placed again
+    MOVED = "moved"
 
 
 class FailureKind(StrEnum):

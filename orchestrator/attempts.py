@@ -186,7 +186,7 @@ def wasted_seconds(
     productive_from = min(a.first_progress_at or ended_at, ended_at)
     overhead = (productive_from - a.started_at).total_seconds() if a.number > 1 else 0.0
     lost = 0.0
-    if reason in (EndReason.PREEMPTED, EndReason.FAILED):
+    if reason in (EndReason.PREEMPTED, EndReason.FAILED, EndReason.MOVED):
         productive = max(0.0, (ended_at - productive_from).total_seconds())
         saved = _last_checkpoint_write(ckpt, a.started_at, ended_at) if ckpt else None
         if saved is not None:

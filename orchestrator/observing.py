@@ -68,6 +68,30 @@ def observed(job: JobRow, a: AttemptRow, kind: ObservationKind | None,
     return [(place, Observed(at, kind))]
 
 
+def own_observations(attempts: Sequence[AttemptRow]) -> list[tuple[SpotPlace, Observed]]:
+    """What a job's own spot attempts observed, from their rows: each launch that
+    started, each end (as recorded for it, :func:`ending_kind`). Read beside the stored
+    history so a job knows its own spot even where nothing is stored (the local
+    executor's simulated runs, a recording that failed)."""
+    out: list[tuple[SpotPlace, Observed]] = []
+    for a in attempts:
+        if a.market != Market.SPOT.value:
+            continue
+        place = SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
+                          Market.SPOT)
+        failed_launch = a.end_reason is EndReason.FAILED and a.failure_kind in (
+            FailureKind.CAPACITY, FailureKind.NOT_STARTED, FailureKind.LAUNCH,
+            FailureKind.REFUSED)
+        if not failed_launch:
+            out.append((place, Observed(a.started_at, ObservationKind.LAUNCH_OK)))
+        if a.end_reason is not None and a.ended_at is not None:
+            held = not failed_launch
+            kind = ending_kind(a.end_reason, a.failure_kind, held)
+            if kind is not None:
+                out.append((place, Observed(a.ended_at, kind)))
+    return out
+
+
 def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
     """Log, once, an observation the history could not take."""
     kinds = ", ".join(o.kind.value for _, o in seen)

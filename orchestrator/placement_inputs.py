@@ -6,12 +6,14 @@ to the placement policy:
 
 - ``plan_spec``: `gpuopt plan` and `gpuopt submit` plan a spec on the prices of this
   moment;
-- ``decide_placement``: the reconcile loop's next attempt of a job. The decision is
-  pure (policies.placement.decide_next_attempt: the budget left, one plan, the
-  deadline-aware spot hold, the avoid list and its fallback); here are loaded the offers
-  and the preemptions gpuopt observed, once per reconcile step (``TickInputs``), and per
-  job its work left (from the last progress report), what its attempts cost (the
-  ledger) and the places it should avoid.
+- ``decide_placement``: the reconcile loop's decision for a job: its next attempt, or
+  (a job under the deadline spot policy) whether the attempt it holds goes on. The
+  decision is pure (policies.next_attempt: the budget left, one plan, the spot policy's
+  live decision, the avoid list and its fallback); here are loaded the offers and the
+  preemptions gpuopt observed, once per reconcile step (``TickInputs``), and per job its
+  work left (from the last progress report), what its attempts cost (the ledger), what
+  it holds, the places it should avoid and the availability history of the places it may
+  hold spot in.
 """
 
 from __future__ import annotations
@@ -26,14 +28,12 @@ from gpuopt.jobs.spec import JobSpec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 from gpuopt.policies.avoid import avoid_set
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.placement import (
-    Decision,
-    JobSoFar,
-    OwnedReserved,
-    PlacementContext,
-    Plan,
-)
-from gpuopt.policies.spot.hold import MIN_REMAINING
+from gpuopt.policies.next_attempt import MIN_REMAINING, Decision, JobSoFar, NoPlace
+from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
+from gpuopt.policies.spot.live import HOLDING_NOTHING, Holding
+from gpuopt.policies.spot.model import Kind
+from gpuopt.policies.spot.observed import SpotPlace
+from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
     from gpuopt.jobs.estimate.calibration import Calibration
@@ -61,6 +61,8 @@ def placement_context(
     # (unset or empty: any, as the local executor runs jobs whatever cloud priced them).
     overrides.setdefault(
         "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
+    overrides.setdefault(
+        "restart_overhead_hours", settings.placement.restart_overhead / timedelta(hours=1))
     return PlacementContext(
         now=now,
         deadline_at=deadline_at,
@@ -152,7 +154,20 @@ def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInp
     return TickInputs(now, index, observed, recent, since)
 
 
+def holding_of(a: AttemptRow | None, now: datetime) -> Holding:
+    """What the job holds through its open attempt ``a`` (None: nothing)."""
+    if a is None:
+        return HOLDING_NOTHING
+    held_s = max(0.0, (now - a.started_at).total_seconds())
+    if a.market == Market.SPOT.value:
+        place = SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
+                          Market.SPOT)
+        return Holding(Kind.SPOT, place, held_s)
+    return Holding(Kind.ON_DEMAND, None, held_s)
+
+
 def decide_placement(
+    store: Store,
     spec: JobSpec,
     job: JobRow,
     attempts: Sequence[AttemptRow],
@@ -161,19 +176,46 @@ def decide_placement(
     spent_micros: int,
     also_avoid: frozenset[Place] = frozenset(),
     calibration: Calibration | None = None,
+    held: AttemptRow | None = None,
 ) -> Decision:
     """``tick``: this step's offers and observations (loaded once per step);
     ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
     where its last launches found no capacity), on top of repeated preemptions;
-    ``calibration``: what finished attempts of this job's model measured (issue 17)."""
-    from gpuopt.policies.placement import decide_next_attempt
+    ``calibration``: what finished attempts of this job's model measured (issue 17);
+    ``held``: the job's open attempt (a governed job is decided for while it runs).
+    For a job under the deadline spot policy, the availability history of the places
+    it may hold spot in is loaded here (orchestrator.store.availability)."""
+    from gpuopt.core.money import from_micros
+    from gpuopt.policies.next_attempt import (
+        SpotPolicyInputs,
+        decide_next_attempt,
+        plan_next_attempt,
+    )
 
     preemptions = tick.preemptions_for(job.executor, attempts)
     avoid = avoid_set(preemptions, tick.now, settings.placement.avoid_window) | also_avoid
     so_far = JobSoFar(submitted_at=job.submitted_at, deadline_at=job.deadline_at,
                       budget_micros=job.budget_micros, spent_micros=spent_micros,
-                      fraction_left=remaining_fraction(attempts), avoid=avoid)
+                      fraction_left=remaining_fraction(attempts), avoid=avoid,
+                      holding=holding_of(held, tick.now))
     ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
                             calibration=calibration)
-    tick_s = settings.daemon.reconcile_interval / timedelta(seconds=1)
-    return decide_next_attempt(spec, tick.index, ctx, so_far, tick_s)
+    held_price = (from_micros(held.price_per_hour_micros)
+                  if held is not None and held.price_per_hour_micros is not None else None)
+    planned = plan_next_attempt(spec, tick.index, ctx, so_far, held_price)
+    spot = None
+    if not isinstance(planned, NoPlace) and planned.locations:
+        from gpuopt.orchestrator.observing import own_observations
+        from gpuopt.orchestrator.store.availability import load_observations
+
+        with store.session() as session:
+            seen = load_observations(session, planned.spot_places, job.submitted_at)
+        for place, ob in own_observations(attempts):
+            if place in seen:
+                seen[place].append(ob)
+        spot = SpotPolicyInputs(
+            policy=settings.placement.spot_policy,
+            tick_s=settings.daemon.reconcile_interval / timedelta(seconds=1),
+            restart_overhead_s=settings.placement.restart_overhead / timedelta(seconds=1),
+            observations=seen)
+    return decide_next_attempt(spec, tick.index, planned, so_far, spot)

@@ -90,7 +90,9 @@ from gpuopt.policies.lifecycle import (
     next_state,
     places_to_avoid,
 )
+from gpuopt.policies.next_attempt import Decision, Keep, NoPlace, Placed, Wait, governed
 from gpuopt.policies.spot.observed import ObservationKind
+from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
@@ -205,7 +207,10 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
         if job.cancel_requested:
             _cancel_open(store, executor, job, open_attempt, now, report)
             return
-        if not _watch(store, executor, job, attempts, open_attempt, now, report):
+        ended, alive = _watch(store, executor, job, attempts, open_attempt, now, report)
+        if not ended:
+            if alive and tick is not None:
+                _reconsider(store, executor, tick, job, attempts, open_attempt, now, report)
             return
         job, attempts = _load(store, job_id)  # it ended: maybe place the next one now
         if job is None or job.status not in PLACEABLE_JOB_STATUSES:
@@ -226,15 +231,23 @@ def _ended_at(a: AttemptRow, status: AttemptStatus, now: datetime) -> datetime:
 
 
 def _watch(store: Store, executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
-           a: AttemptRow, now: datetime, report: StepReport) -> bool:
-    """Poll (adopt) the open attempt; True when it ended in this call."""
+           a: AttemptRow, now: datetime, report: StepReport) -> tuple[bool, bool]:
+    """Poll (adopt) the open attempt: (it ended in this call, it is alive: pending or
+    running)."""
     status = executor.adopt(a.cluster_name)
     report.watched.append((job.id, a.number, a.cluster_name))
     state = status.state
     if state in (AttemptState.PENDING, AttemptState.RUNNING):
         _record_progress(store, job, a, status, now)
         record_running(store, a, status, now)
-        return False
+        return False, True
+    return _ended(store, executor, job, attempts, a, status, now, report), False
+
+
+def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
+           a: AttemptRow, status: AttemptStatus, now: datetime, report: StepReport) -> bool:
+    """Close the attempt the executor says is over (or lost); True when it closed."""
+    state = status.state
     close = _Closer(store, executor, job, attempts, a, status, now, report)
     if state is AttemptState.UNKNOWN:
         # It ran if gpuopt saw it run or the executor knows when it started.
@@ -284,15 +297,17 @@ def past_attempts(attempts: Sequence[AttemptRow]) -> list[PastAttempt]:
     """The ended attempts, oldest first, as the lifecycle rules see them."""
     return [
         PastAttempt(reason=a.end_reason, failure=a.failure_kind, ended_at=a.ended_at,
-                    place=Place(a.cloud, a.region, a.zone))
+                    place=Place(a.cloud, a.region, a.zone),
+                    spot=a.market == Market.SPOT.value)
         for a in attempts
         if a.status == AttemptPhase.ENDED and a.end_reason is not None
         and a.ended_at is not None
     ]
 
 
-def retry_rules(spec: JobSpec) -> RetryRules:
-    return RetryRules(max_restarts_on_errors=spec.max_restarts_on_errors)
+def retry_rules(spec: JobSpec, job: JobRow) -> RetryRules:
+    return RetryRules(max_restarts_on_errors=spec.max_restarts_on_errors,
+                      spot_policy=governed(spec, job.deadline_at))
 
 
 @dataclass
@@ -349,8 +364,9 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
         values.update(progress_step=status.progress.step, progress_total=status.progress.total)
     history = past_attempts([x for x in c.attempts if x.number != a.number])
     nxt: NextState = next_state(
-        Ending(reason, kind, status.exit_code, detail, lines),
-        restarts_used=job.restarts_used, history=history, rules=retry_rules(spec))
+        Ending(reason, kind, status.exit_code, detail, lines,
+               spot=a.market == Market.SPOT.value),
+        restarts_used=job.restarts_used, history=history, rules=retry_rules(spec, job))
     job_values: dict[str, object] = dict(status=nxt.status, restarts_used=nxt.restarts_used)
     if nxt.finished:
         job_values.update(finished_at=now, last_error=nxt.last_error, exit_code=nxt.exit_code)
@@ -431,35 +447,76 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 
 
 # -- placing and launching --------------------------------------------------------------
+def _decide(store: Store, tick: _OncePerStep, job: JobRow, spec: JobSpec,
+            attempts: Sequence[AttemptRow], now: datetime,
+            held: AttemptRow | None = None) -> Decision:
+    from gpuopt.orchestrator.placement_inputs import decide_placement
+    from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
+
+    return decide_placement(store, spec, job, attempts, tick.settings, tick(),
+                            job_cost_micros(attempts, now),
+                            also_avoid=places_to_avoid(past_attempts(attempts)),
+                            calibration=load_calibration(store, spec), held=held)
+
+
+def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRow,
+                attempts: Sequence[AttemptRow], a: AttemptRow, now: datetime,
+                report: StepReport) -> None:
+    """A job under the deadline spot policy, holding a live attempt: ask the policy
+    (policies.next_attempt) and, when it wants something else, stop the attempt (closed
+    ``moved``) and start what it wants, in this step."""
+    spec = load_stored_spec(job)
+    if not governed(spec, job.deadline_at):
+        return
+    decision = _decide(store, tick, job, spec, attempts, now, held=a)
+    if isinstance(decision, Keep | NoPlace):
+        return  # NoPlace: nothing better to move to; the attempt goes on
+    why = decision.reason if isinstance(decision, Wait) else decision.note
+    status = AttemptStatus(a.cluster_name, AttemptState.CANCELLED, detail=why)
+    closed = _Closer(store, executor, job, attempts, a, status, now, report)(
+        EndReason.MOVED, detail=why)
+    if not closed:
+        return  # another loop closed it first: it moves the job on
+    if isinstance(decision, Wait):
+        report.waiting.append((job.id, decision.reason))
+        return
+    fresh, attempts = _load(store, job.id)
+    if fresh is None or fresh.status not in PLACEABLE_JOB_STATUSES:
+        return
+    _claim_and_launch(store, executor, fresh, spec, attempts, decision, now, report)
+
+
 def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | None,
                       job: JobRow, attempts: Sequence[AttemptRow], now: datetime,
                       report: StepReport) -> None:
-    from gpuopt.core.money import to_micros
-    from gpuopt.orchestrator.placement_inputs import decide_placement
-    from gpuopt.orchestrator.store.jobs_repo import claim_attempt
-    from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
-    from gpuopt.policies.placement import NoPlace, Wait
-
     if tick is None:
         return  # cancel_job's step: never places
     spec = load_stored_spec(job)
     history = past_attempts(attempts)
-    not_before = launch_not_before(history, retry_rules(spec))
+    not_before = launch_not_before(history, retry_rules(spec, job))
     if not_before is not None and now < not_before:
         n = launch_failure_streak(history)
         report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
                                        f"next try at {not_before.isoformat(timespec='seconds')}"))
         return
-    decision = decide_placement(spec, job, attempts, tick.settings, tick(),
-                                job_cost_micros(attempts, now),
-                                also_avoid=places_to_avoid(history),
-                                calibration=load_calibration(store, spec))
+    decision = _decide(store, tick, job, spec, attempts, now)
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
     if isinstance(decision, NoPlace):
         _fail_unplaced(store, job, now, decision.reason, report)
         return
+    if isinstance(decision, Keep):
+        return  # nothing is held: cannot happen, nothing to keep
+    _claim_and_launch(store, executor, job, spec, attempts, decision, now, report)
+
+
+def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec,
+                      attempts: Sequence[AttemptRow], decision: Placed, now: datetime,
+                      report: StepReport) -> None:
+    from gpuopt.core.money import to_micros
+    from gpuopt.orchestrator.store.jobs_repo import claim_attempt
+
     offer = decision.candidate.offer
     number = len(attempts) + 1
     row = AttemptRow(

@@ -15,7 +15,11 @@ to record. No message text is ever inspected.
   again without spending a retry, at most ``max_not_started`` times in a row;
 - after failed launches the next one waits: ``base x 2^(n-1)`` after the n-th failed
   launch in a row, at most ``cap`` (:func:`launch_not_before`); a place that had no
-  capacity is avoided on the next try (:func:`places_to_avoid`).
+  capacity is avoided on the next try (:func:`places_to_avoid`);
+- a job under the deadline spot policy (``RetryRules.spot_policy``): a spot launch that
+  found no capacity is an observation, not an error: it spends no retry and starts no
+  back-off, as the policy decides when and where to try again (from the availability
+  history it reads); an attempt stopped to move the job (``moved``) places it again.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class RetryRules:
     max_restarts_on_errors: int = 0
     launch_backoff: Backoff = LAUNCH_BACKOFF
     max_not_started: int = 3
+    # the deadline spot policy decides where and when spot is tried again
+    spot_policy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,7 @@ class PastAttempt:
     failure: FailureKind | None
     ended_at: datetime
     place: Place | None = None
+    spot: bool = False  # the attempt was (or tried to be) spot
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,7 @@ class Ending:
     exit_code: int | None = None
     detail: str = ""
     last_lines: str | None = None
+    spot: bool = False  # the attempt was (or tried to be) spot
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,22 +82,30 @@ class NextState:
         return not self.status.is_live
 
 
-def _streak(history: Sequence[PastAttempt], kinds: tuple[FailureKind, ...]) -> int:
+def _streak(history: Sequence[PastAttempt], kinds: tuple[FailureKind, ...],
+            spot_policy: bool = False) -> int:
     n = 0
     for a in reversed(history):
         if a.reason is not EndReason.FAILED or a.failure not in kinds:
             break
+        if spot_policy and _policy_capacity(a.failure, a.spot):
+            break  # an observation for the spot policy, not a failed launch
         n += 1
     return n
+
+
+def _policy_capacity(kind: FailureKind | None, spot: bool) -> bool:
+    return kind is FailureKind.CAPACITY and spot
 
 
 def not_started_streak(history: Sequence[PastAttempt]) -> int:
     return _streak(history, (FailureKind.NOT_STARTED,))
 
 
-def launch_failure_streak(history: Sequence[PastAttempt]) -> int:
-    """Failed launches (capacity or transient) in a row among the newest attempts."""
-    return _streak(history, BACKOFF_KINDS)
+def launch_failure_streak(history: Sequence[PastAttempt], spot_policy: bool = False) -> int:
+    """Failed launches (capacity or transient) in a row among the newest attempts (with
+    ``spot_policy``, a spot launch without capacity ends the streak)."""
+    return _streak(history, BACKOFF_KINDS, spot_policy)
 
 
 def backoff(n: int, rules: RetryRules) -> timedelta:
@@ -99,7 +115,7 @@ def backoff(n: int, rules: RetryRules) -> timedelta:
 
 def launch_not_before(history: Sequence[PastAttempt], rules: RetryRules) -> datetime | None:
     """When the next launch may start after failed launches in a row; None: at once."""
-    n = launch_failure_streak(history)
+    n = launch_failure_streak(history, rules.spot_policy)
     if n == 0:
         return None
     return history[-1].ended_at + backoff(n, rules)
@@ -124,6 +140,9 @@ def next_state(
     if reason is EndReason.PREEMPTED:
         return NextState(JobStatus.PREEMPTED, f"preempted ({detail}); re-placing",
                          restarts_used)
+    if reason is EndReason.MOVED:
+        return NextState(JobStatus.QUEUED, f"stopped to move the job ({detail})",
+                         restarts_used)
     if reason is EndReason.CANCELLED:
         return NextState(JobStatus.CANCELLED, f"cancelled ({detail})", restarts_used,
                          last_error=detail or "cancelled")
@@ -142,6 +161,9 @@ def next_state(
         return NextState(JobStatus.QUEUED, f"never started ({detail}); placing again",
                          restarts_used)
     limit = rules.max_restarts_on_errors
+    if rules.spot_policy and _policy_capacity(kind, ending.spot):
+        return NextState(JobStatus.QUEUED, f"no spot capacity: {detail}; the deadline "
+                         "spot policy decides where and when to try again", restarts_used)
     if kind in BACKOFF_KINDS:
         what = "no capacity" if kind is FailureKind.CAPACITY else "launch failed"
         if restarts_used < limit:

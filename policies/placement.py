@@ -12,10 +12,8 @@ and candidates over the budget or the hourly cap, or unable to absorb one preemp
 before the deadline (spot), are left out with the reason. Pure: the caller hands in
 the offers, the time and what was observed; nothing here reads a clock or a database.
 
-``decide_next_attempt`` is the reconcile loop's decision for a submitted job's next
-attempt on top of that: the budget left (policies.budget), one plan, the deadline-aware
-spot hold (policies.spot.hold), the avoid list and its fallback. The orchestrator only
-loads what it decides from (orchestrator/placement_inputs.py).
+The reconcile loop's decision for a submitted job's next attempt builds on ``plan_job``
+(policies.next_attempt).
 """
 
 from __future__ import annotations
@@ -35,12 +33,8 @@ from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, 
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
-from gpuopt.policies.budget import BudgetExhausted, budget_left
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
-from gpuopt.policies.spot.history import AvailabilityHistory
-from gpuopt.policies.spot.hold import UNDECIDED, HoldChoice, choose_hold
-from gpuopt.policies.spot.model import NOTHING
 from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
@@ -82,6 +76,10 @@ class PlacementContext:
     clouds: frozenset[str] | None = None
     # measured records (finished attempts, imports): estimates use them where they apply
     calibration: Calibration | None = None
+    # Leave out spot that cannot absorb one preemption before the deadline. Off for jobs
+    # whose spot / on-demand choice the deadline spot policy makes (policies.next_attempt):
+    # its exact safety net (policies.spot.slack) decides when spot is still safe.
+    spot_slack_check: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +295,25 @@ def host_acceptable(o: Offer, min_reliability: float | None, verified_only: bool
     return not (verified_only and o.verified is False)
 
 
+def offer_filter(spec: JobSpec, ctx: PlacementContext) -> tuple[Callable[[Offer], bool], bool]:
+    """(does the job allow this offer: its clouds, regions, marketplace hosts; does it
+    allow every offer)."""
+    clouds = set(spec.resources.clouds)
+    if ctx.clouds is not None:
+        clouds &= ctx.clouds
+    regions = set(spec.resources.regions) if spec.resources.regions else None
+    min_reliability = spec.resources.min_host_reliability
+    verified_only = spec.resources.verified_hosts_only
+
+    def allowed(o: Offer) -> bool:
+        return (o.cloud in clouds and (regions is None or o.region in regions)
+                and host_acceptable(o, min_reliability, verified_only))
+
+    everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
+                  and min_reliability is None and not verified_only)
+    return allowed, everywhere
+
+
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     """Every sold GPU count of every allowed model, every offer: the cheapest (or, with
     ``ctx.minimize == "time"``, the fastest) placements within the limits, the cost/time
@@ -310,22 +327,9 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
-    clouds = set(spec.resources.clouds)
-    if ctx.clouds is not None:
-        clouds &= ctx.clouds
-    regions = set(spec.resources.regions) if spec.resources.regions else None
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
-
-    min_reliability = spec.resources.min_host_reliability
-    verified_only = spec.resources.verified_hosts_only
-
-    def allowed(o: Offer) -> bool:
-        return (o.cloud in clouds and (regions is None or o.region in regions)
-                and host_acceptable(o, min_reliability, verified_only))
-
-    everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
-                  and min_reliability is None and not verified_only)
+    allowed, everywhere = offer_filter(spec, ctx)
 
     # memory does not depend on the GPU model: once per count
     estimates = EstimateCache(ctx.calibration)
@@ -360,7 +364,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
         pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
         for market in market_order:
             spot = market is Market.SPOT
-            if spot and hours_left is not None and (
+            if spot and hours_left is not None and ctx.spot_slack_check and (
                     hours + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
@@ -670,101 +674,3 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
     if largest.name != max(GPUS.values(), key=lambda g: g.memory_gib).name:
         ideas.append("allow larger GPUs (resources.gpus)")
     return head + (": " + ", ".join(ideas) if ideas else ": no change tried makes it fit")
-
-
-
-# -- the next attempt of a submitted job (the reconcile loop's placement decision) ----
-@dataclass(frozen=True, slots=True)
-class Placed:
-    candidate: Candidate
-    on_demand_price: Decimal | None  # same instance type and place, on-demand
-    note: str  # why this market (policy decision), for the job's events
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class NoPlace:
-    reason: str
-
-
-Decision = Placed | Wait | NoPlace
-
-
-@dataclass(frozen=True, slots=True)
-class JobSoFar:
-    """What is known of a submitted job when its next attempt is placed."""
-
-    submitted_at: datetime
-    deadline_at: datetime | None
-    budget_micros: int | None
-    spent_micros: int  # what its attempts cost so far (the ledger)
-    fraction_left: float = 1.0  # of its work, from its newest progress report
-    # places not to use now: repeated preemptions (policies.avoid) and where its own
-    # last launches found no capacity (policies.lifecycle)
-    avoid: frozenset[Place] = frozenset()
-
-
-def _spot_hold(spec: JobSpec, job: JobSoFar, plan: Plan, ctx: PlacementContext,
-               tick_s: float, history: AvailabilityHistory | None) -> HoldChoice:
-    """The deadline-aware spot policy (policies.spot.hold) for ``spot: auto`` jobs with a
-    deadline, between the best on-demand and the best spot placement of ``plan``."""
-    if spec.resources.spot != "auto" or job.deadline_at is None:
-        return UNDECIDED
-    od, sp = plan.best_in(Market.ON_DEMAND), plan.best_in(Market.SPOT)
-    if od is None or sp is None:
-        return UNDECIDED  # nothing to choose between: the plain ranking decides
-    return choose_hold(
-        holding=NOTHING,  # the attempt before this one (if any) has ended
-        elapsed_s=(ctx.now - job.submitted_at).total_seconds(),
-        deadline_s=(job.deadline_at - job.submitted_at).total_seconds(),
-        work_left_s=od.est_hours * 3600, fraction_left=ctx.remaining_fraction,
-        restart_overhead_s=ctx.restart_overhead_hours * 3600,
-        spot_price=sp.offer.price_per_hour, on_demand_price=od.offer.price_per_hour,
-        tick_s=tick_s, history=history,
-    )
-
-
-def _with_note(note: str, more: str) -> str:
-    return (note + "; " if note else "") + more
-
-
-def decide_next_attempt(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
-                        job: JobSoFar, tick_s: float,
-                        history: AvailabilityHistory | None = None) -> Decision:
-    """Where the job's next attempt goes, or why it waits or fails.
-
-    The budget left (policies.budget; exhausted: NoPlace), one ``plan_job`` on ``ctx``
-    (its deadline, budget, work and avoid list set from ``job``), the spot hold of
-    ``spot: auto`` jobs with a deadline (``tick_s``: the decision interval; ``history``:
-    spot availability known, policies.spot.hold), then the best placement in the markets
-    held. When nothing fits outside the avoid list, the avoid list is ignored (a second
-    ``plan_job``, the only one)."""
-    budget = budget_left(job.budget_micros, job.spent_micros)
-    if isinstance(budget, BudgetExhausted):
-        return NoPlace(budget.reason)
-    avoid = job.avoid
-    ctx = replace(ctx, deadline_at=job.deadline_at, budget_left=budget,
-                  remaining_fraction=job.fraction_left, avoid=avoid)
-    plan = plan_job(spec, index, ctx)
-    held = _spot_hold(spec, job, plan, ctx, tick_s, history)
-    if held.wait is not None:
-        return Wait(held.wait)
-    note = held.note
-    best = plan.best if held.markets is None else plan.best_in(Market.ON_DEMAND)
-    if best is None and avoid:
-        plan = plan_job(spec, index, replace(ctx, markets=held.markets, avoid=frozenset()))
-        best = plan.best
-        note = _with_note(note, "nothing else fits: ignoring the avoid list")
-        avoid = frozenset()
-    if best is None:
-        why = plan.nearest_miss or "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
-        return NoPlace(f"no placement fits now: {why or 'no offers'}")
-    if avoid:
-        shown = ", ".join(str(p) for p in sorted(avoid, key=lambda p: p.sort_key))
-        note = _with_note(note, f"avoiding {shown} (repeated preemptions)")
-    od = index.on_demand_offer(best.offer.cloud, best.offer.region, best.offer.instance_type)
-    return Placed(best, od.price_per_hour if od is not None else None, note)

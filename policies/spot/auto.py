@@ -38,7 +38,10 @@ that fails holds nothing for a tick (and, from on-demand, must restart on-demand
   1.183x, on a 4-starts-per-set sample at 52 h).
 
 No constant here is fitted to any trace: the only inputs are the observation, the
-learned history and the prior in ``estimates``.
+learned history and the prior in ``estimates``. Comparisons with the uniform-progress
+line allow ``TIME_TOLERANCE_S``: a job exactly on the line (at its start, say) is on it
+however its times were added up (the daemon's and the replay's sums differ in the last
+bits), so the decision never rests on float rounding.
 """
 
 from __future__ import annotations
@@ -46,7 +49,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuopt.policies.spot import estimates as est
-from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
+from gpuopt.policies.spot.model import (
+    NOTHING,
+    ON_DEMAND,
+    TIME_TOLERANCE_S,
+    Hold,
+    Kind,
+    Observation,
+    spot,
+)
 from gpuopt.policies.spot.slack import is_safe
 
 DONE_EPS_S = 1e-3
@@ -88,7 +99,7 @@ class AutoPolicy:
             if held.kind is not Kind.ON_DEMAND:
                 return best
             d = obs.restart_overhead_s
-            if self._ahead_s(obs, 2 * d) >= 0 or self._worth_hopping(obs, best):
+            if self._ahead_s(obs, 2 * d) >= -TIME_TOLERANCE_S or self._worth_hopping(obs, best):
                 return best
             return ON_DEMAND
         return self._without_spot(obs, held)  # no spot we can safely take
@@ -99,7 +110,7 @@ class AutoPolicy:
         on on-demand once there (a hop back costs a restart); otherwise on-demand."""
         if not is_safe(obs, NOTHING) or held.kind is Kind.ON_DEMAND:
             return ON_DEMAND
-        return NOTHING if cls._ahead_s(obs, 0.0) >= 0 else ON_DEMAND
+        return NOTHING if cls._ahead_s(obs, 0.0) >= -TIME_TOLERANCE_S else ON_DEMAND
 
     @staticmethod
     def _ahead_s(obs: Observation, lookahead_s: float) -> float:
@@ -172,10 +183,11 @@ class AutoPolicy:
             target, chance = guess
             if held.kind is Kind.ON_DEMAND:
                 d = obs.restart_overhead_s
-                if self._ahead_s(obs, 2 * d + obs.tick_s) >= 0 and \
+                if self._ahead_s(obs, 2 * d + obs.tick_s) >= -TIME_TOLERANCE_S and \
                         self._worth_trying_from_on_demand(obs, target, chance):
                     return target
-            elif self._ahead_s(obs, 0.0) >= 0 or self._worth_trying(obs, target, chance):
+            elif self._ahead_s(obs, 0.0) >= -TIME_TOLERANCE_S or \
+                    self._worth_trying(obs, target, chance):
                 return target
         return self._without_spot(obs, held)
 

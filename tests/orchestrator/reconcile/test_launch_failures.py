@@ -105,11 +105,16 @@ class NoCapacity:
 
 def test_capacity_failures_back_off_re_place_and_are_bounded(db_url: str,
                                                              tmp_path: Path) -> None:
-    """Before: a launch that raised was re-queued every tick (27 attempts in 25 s)."""
+    """Before: a launch that raised was re-queued every tick (27 attempts in 25 s). (A job
+    the deadline spot policy decides treats spot capacity failures as observations: see
+    the next test; this one is ``spot: always``.)"""
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(db_url)
-    job_id = submit(store, write_job(tmp_path, "nocap", train_run(10, 0.0), restarts=2))
+    job_file = write_job(tmp_path, "nocap", train_run(10, 0.0), restarts=2)
+    job_file.write_text(job_file.read_text().replace(
+        "  max_price_per_hour: 1.00\n", "  max_price_per_hour: 1.00\n  spot: always\n"))
+    job_id = submit(store, job_file)
     ex = NoCapacity()
     t0 = datetime.now(UTC)
     _steps(store, ex, t0, range(0, 25))  # one tick a second for 25 s
@@ -128,6 +133,37 @@ def test_capacity_failures_back_off_re_place_and_are_bounded(db_url: str,
     assert (job.last_error or "").startswith("no capacity: no capacity for ")
     assert "max_restarts_on_errors 2" in (job.last_error or "")
     assert all(a.failure_kind == FailureKind.CAPACITY and a.cost_micros == 0 for a in attempts)
+    store.close()
+
+
+def test_under_the_deadline_spot_policy_no_spot_capacity_spends_no_retry(
+        db_url: str, tmp_path: Path) -> None:
+    """``spot: auto`` with a deadline: a spot launch without capacity tells the policy
+    that place had no spot; it spends no retry and starts no back-off, the policy tries
+    a place not known to be out of spot (never the one that just failed, in the same
+    decision interval), and falls back to on-demand while the deadline still allows it."""
+    from gpuopt.orchestrator.store import open_store
+
+    store = open_store(db_url)
+    job_id = submit(store, write_job(tmp_path, "nocap-auto", train_run(10, 0.0)))
+    ex = NoCapacity()
+    t0 = datetime.now(UTC)
+    _steps(store, ex, t0, range(0, 20 * 60, 20))  # every 20 s (the decision interval)
+    attempts = _attempts(store, job_id)
+    job = _job(store, job_id)
+    assert all(a.failure_kind == FailureKind.CAPACITY for a in attempts)
+    *spot_tries, last = attempts
+    assert len(spot_tries) >= 2 and all(a.market == "spot" for a in spot_tries)
+    # on-demand (no capacity either, here): that one is an error, with no retries left
+    assert last.market == "on-demand" and job.status == JobStatus.FAILED
+    assert job.restarts_used == 0 and (job.last_error or "").startswith("no capacity")
+    tried: dict[int, set[tuple[str, str, str | None]]] = {}
+    for a in spot_tries:
+        tick = int((a.started_at - t0).total_seconds() // 20)
+        place = (a.cloud, a.region, a.zone)
+        assert place not in tried.setdefault(tick, set())  # never twice in one interval
+        tried[tick].add(place)
+    assert len(attempts) == len(ex.launched)
     store.close()
 
 

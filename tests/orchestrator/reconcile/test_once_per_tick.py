@@ -44,7 +44,7 @@ class Instant:
 def test_one_load_per_step_and_one_plan_per_job(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuopt.orchestrator.placement_inputs as planning
-    import gpuopt.policies.placement as placement
+    import gpuopt.policies.next_attempt as placement
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.reconcile import reconcile_once
     from gpuopt.orchestrator.store import open_store
@@ -67,7 +67,10 @@ def test_one_load_per_step_and_one_plan_per_job(tmp_path: Path,
     counts.update(load_index=0, plan_job=0)
     report = reconcile_once(store, lambda kind: ex, load_config(None))  # all running
     assert not report.errors and len(report.watched) == len(ids)
-    assert counts == {"load_index": 0, "plan_job": 0}
+    # spot: auto with a deadline: the spot policy is asked again for each running job
+    # (keep or move), on one plan each and the step's one offer index
+    assert counts == {"load_index": 1, "plan_job": len(ids)}
+    assert not report.launched
     store.close()
 
 
