@@ -98,6 +98,28 @@ class LocationHistory:
             available, tick_s, self.observed_s + tick_s, avail_s, outages, spells
         )
 
+    def observe_n(self, available: bool | None, n: int, tick_s: float) -> LocationHistory:
+        """``n`` ticks of the same observation: exactly ``n`` calls of :meth:`observe`
+        (the same float additions, in the same order), without a new object per tick."""
+        if n <= 0:
+            return self
+        first = self.observe(available, tick_s)
+        if n == 1:
+            return first
+        if available is None:
+            u = first.unknown_s
+            for _ in range(n - 1):
+                u += tick_s
+            return LocationHistory(first.available, first.run_s, first.observed_s,
+                                   first.available_s, first.outages, first.spells, u)
+        run, seen, up = first.run_s, first.observed_s, first.available_s
+        for _ in range(n - 1):
+            run += tick_s
+            seen += tick_s
+            if available:
+                up += tick_s
+        return LocationHistory(available, run, seen, up, first.outages, first.spells)
+
     @property
     def known_now(self) -> bool:
         """Observed at the last tick (its ``available`` is the current state)."""
@@ -140,4 +162,21 @@ class AvailabilityHistory:
                 for loc, a in zip(self.locations, seen, strict=True)
             ),
             self.anywhere.observe(anywhere, tick_s),
+        )
+
+    def observe_n(self, available: Sequence[bool | None], n: int,
+                  tick_s: float) -> AvailabilityHistory:
+        """``n`` ticks of the same observations: the same as ``n`` calls of
+        :meth:`observe`, bit for bit (the daemon folds days of ticks per decision)."""
+        if n <= 0:
+            return self
+        one = self.observe(available, tick_s)  # checks the length, computes ``anywhere``
+        if n == 1:
+            return one
+        seen = [None if a is None else bool(a) for a in available]
+        anywhere: bool | None = True if any(seen) else None if None in seen else False
+        return AvailabilityHistory(
+            tuple(loc.observe_n(a, n, tick_s)
+                  for loc, a in zip(self.locations, seen, strict=True)),
+            self.anywhere.observe_n(anywhere, n, tick_s),
         )

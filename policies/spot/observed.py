@@ -7,7 +7,8 @@ instance type, market):
 - ``launch_ok``: a spot launch there succeeded: spot was there; the job then holds it,
   so it is known to stay up until ``preempted`` (it went away) or ``released`` (the
   daemon stopped it of its own accord: the job ended or moved; known up until then);
-- ``capacity_failure``: a spot launch there failed for capacity: no spot at that moment;
+- ``capacity_failure``: a spot launch there failed for capacity: no spot at that moment
+  (a ``launch_ok`` before it, of a launch refused only later, held nothing after it);
 - ``offer_gone`` / ``offer_present``: a price poll no longer lists / lists again a spot
   offer there. No listed offer means no spot (unavailable until it is listed again); a
   listed offer proves nothing about capacity, so it only ends the ``offer_gone`` state;
@@ -132,6 +133,9 @@ def fold_place(
             held, held_from = True, k + 1
             value = True
         elif kind is ObservationKind.CAPACITY_FAILURE:
+            # A launch accepted first and refused for capacity later (SkyPilot answers a
+            # launch request before it provisions) held nothing: its hold ends here.
+            held = False
             value = False
         elif kind is ObservationKind.PREEMPTED:
             if held:
@@ -160,6 +164,13 @@ def fold_history(
     policy's locations are numbered), built tick by tick as the simulator builds it."""
     columns = [fold_place(obs, start, now, tick_s) for obs in places]
     history = AvailabilityHistory.empty(len(places))
-    for k in range(_ticks(start, now, tick_s)):
-        history = history.observe([col[k] for col in columns], tick_s)
+    n = _ticks(start, now, tick_s)
+    k = 0
+    while k < n:  # runs of ticks that saw the same: one observe_n each (same result)
+        row = [col[k] for col in columns]
+        end = k + 1
+        while end < n and all(col[end] == v for col, v in zip(columns, row, strict=True)):
+            end += 1
+        history = history.observe_n(row, end - k, tick_s)
+        k = end
     return history

@@ -40,6 +40,14 @@ def test_a_hold_still_running_is_up_to_now_and_a_release_ends_it_up() -> None:
     assert fold_place(released, T0, at(4), TICK) == [None, True, True, None, None]
 
 
+def test_a_launch_refused_for_capacity_later_held_nothing_after() -> None:
+    """SkyPilot accepts a launch request before it provisions: launch_ok, then the
+    capacity failure when provisioning gives up. The hold ends there."""
+    obs = [Observed(at(1), K.LAUNCH_OK), Observed(at(3), K.CAPACITY_FAILURE)]
+    # ticks between say nothing: the machine the launch promised never came
+    assert fold_place(obs, T0, at(5), TICK) == [None, True, None, False, None, None]
+
+
 def test_the_last_observation_of_a_tick_decides() -> None:
     obs = [Observed(at(0, 5), K.CAPACITY_FAILURE), Observed(at(0, 300), K.LAUNCH_OK),
            Observed(at(2, 5), K.LAUNCH_OK), Observed(at(2, 400), K.PREEMPTED)]
