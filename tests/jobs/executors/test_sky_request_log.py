@@ -201,3 +201,48 @@ def test_the_sdk_client_tails_the_request_log_through_stream_and_get(
         ("req-9", MAX_LOG_LINES, False)]
     assert got == "line 96\nline 97\nline 98\nline 99\n"
     assert client.request_log_tail("req-9", max_bytes=10_000) == "".join(printed)
+
+
+# -- through the reconcile loop ------------------------------------------------------
+@pytest.mark.parametrize("problem", ["capacity", "quota"])
+def test_reconcile_records_capacity_and_fails_a_quota_job_saying_where(
+        db_url: str, tmp_path: Path, problem: str) -> None:
+    from datetime import timedelta
+
+    from gpuopt.jobs.states import JobStatus
+    from gpuopt.orchestrator.store import open_store
+    from tests.jobs.executors.test_sky_launch_failures import _state
+    from tests.orchestrator.reconcile.conftest import submit
+    from tests.orchestrator.reconcile.test_availability_recording import (
+        T0,
+        K,
+        _attempts,
+        _job_file,
+        _place,
+        _step,
+        _stored,
+    )
+
+    failed = (sl.aws_failed("InsufficientInstanceCapacity", AWS_ICE) if problem == "capacity"
+              else sl.aws_failed("VcpuLimitExceeded", AWS_VCPU))
+    world = FakeSkyWorld(tmp_path, fail_launch_with=sl.client_error([USE1A]),
+                         fail_launch_log=_log((USE1A, failed)))
+    ex = SkyPilotExecutor(FakeSkyClient(world))
+    store = open_store(db_url)
+    job_id = submit(store, _job_file(tmp_path, "skylog", "always"), "skypilot")
+    _step(store, ex, T0)  # submitted: the request fails on the API server
+    _step(store, ex, T0 + timedelta(seconds=10))  # polled: FAILED, classified, closed
+    first = _attempts(store, job_id)[0]
+    job, _ = _state(store, job_id)
+    where = "in AWS us-east-1 (us-east-1a)]"
+    if problem == "capacity":
+        assert first.failure_kind is FailureKind.CAPACITY and job.status.is_live
+        # (the submitted request also recorded a launch_ok at T0: sky.launch returned)
+        assert (T0 + timedelta(seconds=10), K.CAPACITY_FAILURE) in _stored(store)[
+            _place(first)]
+        assert first.detail.endswith(f"[cloud capacity: InsufficientInstanceCapacity {where}")
+    else:
+        assert first.failure_kind is FailureKind.REFUSED and job.status == JobStatus.FAILED
+        assert K.CAPACITY_FAILURE not in [k for _, k in _stored(store)[_place(first)]]
+        assert job.last_error.endswith(f"[cloud quota: VcpuLimitExceeded {where}")
+    store.close()
