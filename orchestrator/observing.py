@@ -7,6 +7,13 @@ Per spot attempt, at its place (cloud, region, zone, instance type, market spot)
 - its launch returned (the executor accepted it and it is starting): ``launch_ok`` at
   the step's time, in a transaction of its own right after the launch (the attempt row
   was committed before the launch, nothing changes with it);
+- its launch had an unknown outcome (``LaunchOutcomeUnknown``: the attempt stayed open
+  in LAUNCHING) and a later step sees it running: ``launch_ok`` when first seen running
+  (at the executor's ``started_at`` when it reports one, else the step's time), in the
+  transaction that moves the attempt LAUNCHING -> RUNNING (conditional on LAUNCHING:
+  one loop does it, once). A launch that returned already recorded its ``launch_ok`` at
+  the attempt's ``started_at``: that one stored means nothing more is recorded (and a
+  launcher that died before recording it gets it now);
 - it ended failed for capacity (``FailureKind.CAPACITY``: the clouds' capacity errors
   as jobs.executors.capacity_errors classifies them): ``capacity_failure``; quota and
   every other failure say nothing of spot there, and record nothing;
@@ -26,7 +33,10 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from sqlmodel import Session
+
 from gpuopt.core.places import Place
+from gpuopt.jobs.executors.base import AttemptStatus
 from gpuopt.jobs.states import EndReason, FailureKind
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -97,6 +107,28 @@ def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
     kinds = ", ".join(o.kind.value for _, o in seen)
     log.warning("job %s attempt %d: %s not recorded in the availability history: %s: %s",
                 job.id, a.number, kinds, type(err).__name__, err)
+
+
+def seen_running_at(a: AttemptRow, status: AttemptStatus, now: datetime) -> datetime:
+    """When a launch first seen running is recorded: the executor's ``started_at`` when
+    it reports a plausible one (not before the attempt, not after now), else now."""
+    at = status.started_at
+    return at if at is not None and a.started_at <= at <= now else now
+
+
+def record_seen_running(session: Session, job: JobRow, a: AttemptRow, status: AttemptStatus,
+                        now: datetime) -> None:
+    """In the transaction that moved the attempt LAUNCHING -> RUNNING: its ``launch_ok``,
+    unless the launch that returned recorded it (at ``a.started_at``). Never raises."""
+    from gpuopt.orchestrator.store.availability import record_observations_unless_or_error
+
+    seen = observed(job, a, ObservationKind.LAUNCH_OK, seen_running_at(a, status, now))
+    if not seen:
+        return
+    at_launch = observed(job, a, ObservationKind.LAUNCH_OK, a.started_at)
+    err = record_observations_unless_or_error(session, seen, at_launch)
+    if err is not None:
+        unrecorded(job, a, seen, err)
 
 
 def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,

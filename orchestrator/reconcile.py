@@ -271,11 +271,11 @@ def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
                      now: datetime) -> None:
+    from gpuopt.orchestrator.observing import record_seen_running
     from gpuopt.orchestrator.store.jobs_repo import transition, update_attempt
 
     values: dict[str, object] = {}
-    if status.state is AttemptState.RUNNING and a.status == AttemptPhase.LAUNCHING:
-        values["status"] = AttemptPhase.RUNNING
+    starts = status.state is AttemptState.RUNNING and a.status == AttemptPhase.LAUNCHING
     p = status.progress
     if p is not None and (p.step, p.total) != (a.progress_step, a.progress_total):
         values.update(progress_step=p.step, progress_total=p.total, last_progress_at=now)
@@ -283,9 +283,14 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
             values["first_progress_at"] = now
     want_job = (JobStatus.RUNNING if status.state is AttemptState.RUNNING
                 else JobStatus.LAUNCHING)
-    if not values and job.status == want_job:
+    if not values and not starts and job.status == want_job:
         return
     with store.transaction() as session:
+        # Once, by the loop whose update matched: with it, the launch_ok a launch of
+        # unknown outcome never recorded (orchestrator.observing).
+        if starts and update_attempt(session, a.id or 0, (AttemptPhase.LAUNCHING,),
+                                     status=AttemptPhase.RUNNING):
+            record_seen_running(session, job, a, status, now)
         if values:
             update_attempt(session, a.id or 0, OPEN, **values)
         if job.status != want_job:

@@ -9,10 +9,12 @@ found again through ``sky.api_status(cluster_name=...)``. The executor depends o
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpuopt.jobs.executors.sky_request_log import MAX_LOG_LINES
 from gpuopt.jobs.executors.sky_task import SkyTaskPlan, build_sky_task
 
 LAUNCH_REQUEST_NAME = "launch"  # sky.server.requests.request_names.RequestName.CLUSTER_LAUNCH
@@ -45,6 +47,32 @@ class LaunchRequest:
         return self.status in _LIVE_REQUEST_STATES
 
 
+class TailBuffer(io.TextIOBase):
+    """A text stream that keeps only its last ``max_bytes`` (UTF-8): what SkyPilot's
+    ``stream_and_get`` prints into it stays bounded whatever the log holds."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__()
+        self.max_bytes = max_bytes
+        self._data = bytearray()
+        self.cut = False  # something before the kept tail was dropped
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self._data += s.encode("utf-8", errors="replace")
+        if len(self._data) > self.max_bytes:
+            del self._data[: len(self._data) - self.max_bytes]
+            self.cut = True
+        return len(s)
+
+    def text(self) -> str:
+        """What was kept; after a cut, from the first whole line on."""
+        text = self._data.decode("utf-8", errors="ignore")
+        return text.partition("\n")[2] if self.cut else text
+
+
 class SkyClient(Protocol):
     def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
         """Submit ``sky.launch``; returns the request id without waiting."""
@@ -56,6 +84,11 @@ class SkyClient(Protocol):
 
     def request_error(self, request_id: str) -> BaseException | None:
         """The exception a finished request raised, as SkyPilot's own type; else None."""
+        ...
+
+    def request_log_tail(self, request_id: str, max_bytes: int) -> str:
+        """The last ``max_bytes`` (UTF-8) of the request's log on the API server, where
+        SkyPilot logs the clouds' per-zone provisioning errors."""
         ...
 
     def status(self, cluster_name: str) -> ClusterRecord | None:
@@ -158,6 +191,14 @@ class SdkSkyClient:
         except Exception as exc:
             return exc
         return None
+
+    def request_log_tail(self, request_id: str, max_bytes: int) -> str:
+        sky = self._sdk()
+
+        out = TailBuffer(max_bytes)
+        # follow=False: prints the log's last lines to ``out`` and returns (no result)
+        sky.stream_and_get(request_id, tail=MAX_LOG_LINES, follow=False, output_stream=out)
+        return out.text()
 
     def status(self, cluster_name: str) -> ClusterRecord | None:
         sky = self._sdk()

@@ -14,6 +14,11 @@ clouds' error codes are read, see ``capacity_errors``).
   cannot provide for this spec (``no_failover``), permissions, policy rejections;
 - LAUNCH: anything else (an API server hiccup, a cancelled request): retried, backing off.
 
+A launch request that failed on the API server is read from everything SkyPilot gives:
+its exception (as ``sky.get`` re-raises it), that exception's failover history, and the
+tail of the request's log, where SkyPilot 0.14 puts the clouds' per-zone errors (see
+``sky_request_log``); the detail names the codes and the places they were seen at.
+
 A launch call that fails *after* its request may have reached the API server (a read
 timeout, a connection dropped mid-response) has an unknown outcome: the executor raises
 LaunchOutcomeUnknown and learns the fate from the API server (launch requests by
@@ -22,10 +27,12 @@ cluster name, the cluster's record) before anything new is launched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 
 from gpuopt.jobs.executors.base import LaunchError, LaunchOutcomeUnknown
 from gpuopt.jobs.executors.capacity_errors import LaunchProblem, Verdict, classify_texts
+from gpuopt.jobs.executors.sky_request_log import describe, log_lines, sightings
 from gpuopt.jobs.states import FailureKind
 
 _REFUSED = (
@@ -70,21 +77,23 @@ def carried_texts(exc: BaseException) -> Iterator[str]:
             yield item
 
 
-def cloud_verdict(exc: BaseException) -> Verdict:
-    """Capacity, quota or unknown, from the clouds' codes the failure carries."""
-    return classify_texts(carried_texts(exc))
+def cloud_verdict(exc: BaseException, log: Iterable[str] = ()) -> Verdict:
+    """Capacity, quota or unknown, from the clouds' codes the failure carries and the
+    request's log lines (``log``, each one text) show."""
+    return classify_texts(chain(carried_texts(exc), log))
 
 
-def classify(exc: BaseException) -> FailureKind:
+def classify(exc: BaseException, log: Sequence[str] = ()) -> FailureKind:
     """The failure kind of an exception a SkyPilot launch raised (its class, and the
-    clouds' capacity / quota codes it carries; see the module doc)."""
+    clouds' capacity / quota codes it and the request's log lines carry; see the module
+    doc)."""
     from sky import exceptions
 
     refused = tuple(getattr(exceptions, name) for name in _REFUSED
                     if hasattr(exceptions, name))
     if isinstance(exc, refused):
         return FailureKind.REFUSED
-    verdict = cloud_verdict(exc)
+    verdict = cloud_verdict(exc, log)
     if verdict.problem is LaunchProblem.QUOTA:
         return FailureKind.REFUSED
     if isinstance(exc, exceptions.ResourcesUnavailableError):
@@ -114,3 +123,23 @@ def launch_failure(exc: BaseException, cluster_name: str) -> LaunchError | Launc
     verdict = cloud_verdict(exc)
     note = f" [cloud {verdict.describe()}]" if verdict.codes else ""
     return LaunchError(f"{type(exc).__name__}: {exc}{note}", classify(exc))
+
+
+def failed_request(exc: BaseException | None, log: str,
+                   error: str = "") -> tuple[FailureKind, str]:
+    """The kind and detail of a launch request that FAILED on the API server, from the
+    exception it raised (None: not readable; ``error``: the request's error message)
+    and the tail of its log ("" when unavailable)."""
+    lines = log_lines(log)
+    if exc is None:
+        verdict = classify_texts(chain([error], lines))
+        kind = {LaunchProblem.CAPACITY: FailureKind.CAPACITY,
+                LaunchProblem.QUOTA: FailureKind.REFUSED}.get(verdict.problem,
+                                                              FailureKind.LAUNCH)
+        detail = error or "launch failed"
+    else:
+        verdict = cloud_verdict(exc, lines)
+        kind = classify(exc, lines)
+        detail = f"{type(exc).__name__}: {exc}"
+    note = describe(verdict, sightings(lines))
+    return kind, detail + (f" [cloud {note}]" if note else "")

@@ -25,6 +25,7 @@ from gpuopt.jobs.executors.base import (
     Progress,
 )
 from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, LaunchRequest, SkyClient
+from gpuopt.jobs.executors.sky_request_log import MAX_LOG_BYTES
 from gpuopt.jobs.executors.sky_task import (
     PROGRESS_ECHO_S,
     exit_code_from_lines,
@@ -138,13 +139,17 @@ class SkyPilotExecutor:
         return AttemptStatus(name, AttemptState.UNKNOWN, detail=detail)
 
     def _failed_launch(self, name: str, request: LaunchRequest) -> AttemptStatus:
-        """A launch request that failed, with its kind from the exception SkyPilot raised."""
-        from gpuopt.jobs.executors.sky_errors import classify
+        """A launch request that failed, with its kind from the exception SkyPilot raised
+        and the clouds' codes in it and in the tail of the request's log."""
+        from gpuopt.jobs.executors.sky_errors import failed_request
 
         exc = self.client.request_error(request.request_id)
-        kind = classify(exc) if exc is not None else FailureKind.LAUNCH
-        detail = (f"{type(exc).__name__}: {exc}" if exc is not None
-                  else request.error or "launch failed")
+        try:
+            log_tail = self.client.request_log_tail(request.request_id, MAX_LOG_BYTES)
+        except Exception as err:  # a log gone (requests are garbage-collected) or unreadable
+            log.debug("log of launch request %s unreadable: %s", request.request_id, err)
+            log_tail = ""
+        kind, detail = failed_request(exc, log_tail, request.error)
         return AttemptStatus(name, AttemptState.FAILED, failure=kind, detail=detail)
 
     def _from_queue(self, name: str, record: ClusterRecord) -> AttemptStatus:

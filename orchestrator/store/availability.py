@@ -125,11 +125,34 @@ def record_observations_or_error(
     """:func:`record_observations` under a savepoint of ``session``'s transaction: a
     failure rolls back only the recording and is returned, never raised (the state
     change recorded beside it is kept)."""
+    return record_observations_unless_or_error(session, observations, ())
+
+
+def is_stored(session: Session, observations: Sequence[tuple[SpotPlace, Observed]]) -> bool:
+    """Whether one of the observations is stored (same place, kind and second)."""
+    ids = _place_ids(session, {p for p, _ in observations}, create=False)
+    keys = [(ids[p], ob.at.astimezone(UTC).replace(microsecond=0), ob.kind.value)
+            for p, ob in observations if p in ids]
+    if not keys:
+        return False
+    found = session.connection().execute(
+        select(_obs.c.place_id)
+        .where(tuple_(_obs.c.place_id, _obs.c.at, _obs.c.kind).in_(keys)).limit(1))
+    return found.first() is not None
+
+
+def record_observations_unless_or_error(
+        session: Session, observations: Sequence[tuple[SpotPlace, Observed]],
+        unless: Sequence[tuple[SpotPlace, Observed]],
+) -> Exception | None:
+    """:func:`record_observations_or_error`, recording nothing when one of ``unless`` is
+    already stored (checked under the same savepoint)."""
     if not observations:
         return None
     try:
         with session.begin_nested():
-            record_observations(session, observations)
+            if not (unless and is_stored(session, unless)):
+                record_observations(session, observations)
     except Exception as err:
         return err
     return None

@@ -50,9 +50,11 @@ class FakeSkyWorld:
     # ``raise_after_accept``: the request is accepted (and runs), then the call raises
     # (a read timeout: the caller cannot tell whether it was accepted).
     fail_launch_with: BaseException | None = None
+    fail_launch_log: str = ""  # that failed request's log (what SkyPilot logged in it)
     raise_on_launch: BaseException | None = None
     raise_after_accept: BaseException | None = None
     errors: dict[str, BaseException] = field(default_factory=dict)
+    request_logs: dict[str, str] = field(default_factory=dict)
     enabled: tuple[str, ...] = ("aws", "gcp", "azure")  # what `sky check` would enable
     lock: threading.RLock = field(default_factory=threading.RLock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -109,6 +111,7 @@ class FakeSkyClient:
         request_id = f"req-{next(w._ids)}"
         if w.fail_launch_with is not None:
             w.errors[request_id] = w.fail_launch_with
+            w.request_logs[request_id] = w.fail_launch_log
             w.requests.setdefault(cluster_name, []).append(
                 LaunchRequest(request_id, "FAILED", str(w.fail_launch_with)))
             return request_id
@@ -160,6 +163,17 @@ class FakeSkyClient:
         self._record("request_error", request_id)
         with self.world.lock:
             return self.world.errors.get(request_id)
+
+    def request_log_tail(self, request_id: str, max_bytes: int) -> str:
+        self._record("request_log_tail", (request_id, max_bytes))
+        with self.world.lock:
+            if request_id not in self.world.request_logs:  # as sky.stream_and_get raises
+                from sky import exceptions
+
+                raise exceptions.ClientError("Failed to stream logs: the request or log "
+                                             "path was not found or is not accessible")
+            data = self.world.request_logs[request_id].encode()
+        return data[-max_bytes:].decode(errors="ignore")
 
     def status(self, cluster_name: str) -> ClusterRecord | None:
         self._record("status", cluster_name)
