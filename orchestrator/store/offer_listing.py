@@ -150,7 +150,8 @@ def previous_listing(session: Session, cloud: str, fetched: FetchResult,
 
 def record_poll_observations(session: Session, cloud: str, offers: Iterable[Offer],
                              before: set[SpotPlace] | None, now: datetime) -> int:
-    """Record what the poll observed, under a savepoint; returns how many rows were new. Never raises: a failure is logged and only the recording is undone."""
+    """Record what the poll observed, under a savepoint; returns how many rows were new.
+    Never raises: a failure is logged and only the recording is undone."""
     if before is None:
         return 0
     spot = [o for o in offers if o.market is Market.SPOT and o.cloud == cloud]

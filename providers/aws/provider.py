@@ -8,6 +8,7 @@ from datetime import datetime
 
 from gpuopt.providers.aws import fetch, parse
 from gpuopt.providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_TYPES, PRICING_ENDPOINT_REGION
+from gpuopt.providers.aws.fetch import ClientFactory
 from gpuopt.providers.aws.offers import build_offers
 from gpuopt.providers.base import CredentialsMissing, FetchResult, ProviderError
 from gpuopt.providers.integrity import GPU_COUNTS
@@ -115,7 +116,7 @@ class AwsProvider:
             return None
 
     def _scores(
-        self, clients: fetch.ClientFactory, ec2: object, spots: Sequence[parse.SpotQuote],
+        self, clients: ClientFactory, ec2: object, spots: Sequence[parse.SpotQuote],
         warnings: list[str],
     ) -> dict[str, dict[tuple[str, str], int]] | None:
         """Placement scores by instance type, then (region, zone name): the zone ids AWS
