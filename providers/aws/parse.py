@@ -237,6 +237,12 @@ def parse_spot_history(
     return list(newest.values()), warnings
 
 
+def spot_pools(rows: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """The (zone, instance type) pairs SpotPriceHistory rows name, Linux/UNIX only."""
+    return {(row["AvailabilityZone"], row["InstanceType"]) for row in rows
+            if row.get("ProductDescription") == "Linux/UNIX"}
+
+
 def parse_spot_advisor(data: Mapping[str, Any]) -> dict[tuple[str, str], int]:
     """Spot Instance Advisor feed -> interruption bucket (0..4) by (region, type), Linux."""
     valid = {int(r["index"]) for r in data.get("ranges", [])} or set(range(5))

@@ -78,7 +78,10 @@ class AwsProvider:
         warnings += notes
 
         spots: list[parse.SpotQuote] = []
-        answered: list[str] = []  # regions whose spot prices AWS listed
+        # Where the spot listing is complete: the regions that answered, times every asked
+        # type AWS gave usable GPU facts for (build_offers drops the others).
+        listed = [t for t in wanted if facts[t].gpu_count in GPU_COUNTS]
+        scope: list[tuple[str, str]] = []
         for region in regions:
             try:
                 rows = fetch.describe_spot_prices(clients("ec2", region), region, wanted, now)
@@ -89,10 +92,11 @@ class AwsProvider:
             quotes, notes = parse.parse_spot_history(region, rows)
             spots += quotes
             warnings += notes
-            answered.append(region)
-        # Every asked type AWS gave usable GPU facts for is listed completely in the
-        # regions that answered (build_offers drops the others).
-        listed = [t for t in wanted if facts[t].gpu_count in GPU_COUNTS]
+            # A row the parser dropped (a price that is not a number) leaves its type's
+            # listing in the region incomplete: its zone is not known to be unlisted.
+            unread = {t for _z, t in parse.spot_pools(rows) - {(q.zone, q.instance_type)
+                                                                for q in quotes}}
+            scope += [(region, t) for t in listed if t not in unread]
 
         offers, notes = build_offers(
             facts,
@@ -104,7 +108,7 @@ class AwsProvider:
         )
         warnings += notes
         return FetchResult(cloud=self.cloud, offers=tuple(offers), warnings=tuple(warnings),
-                           spot_scope=frozenset((r, t) for r in answered for t in listed))
+                           spot_scope=frozenset(scope))
 
     def _advisor_buckets(self, warnings: list[str]) -> dict[tuple[str, str], int] | None:
         if not self._spot_advisor:

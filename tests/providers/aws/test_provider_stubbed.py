@@ -61,7 +61,8 @@ def queue_pricing(clients: StubbedClients) -> None:
             )
 
 
-def queue_spot(clients: StubbedClients, west_error: str | None = None) -> None:
+def queue_spot(clients: StubbedClients, west_error: str | None = None,
+               west_answer: dict[str, Any] | None = None) -> None:
     east = clients.stub("ec2", "us-east-1")
     params = {"InstanceTypes": list(RECORDED), "ProductDescriptions": ["Linux/UNIX"],
               "StartTime": NOW, "MaxResults": 1000}
@@ -76,7 +77,7 @@ def queue_spot(clients: StubbedClients, west_error: str | None = None) -> None:
                               http_status_code=401)
     else:
         west.add_response("describe_spot_price_history",
-                          load("ec2/spot_price_history.us-west-2.json"), params)
+                          west_answer or load("ec2/spot_price_history.us-west-2.json"), params)
 
 
 def queue_all(clients: StubbedClients) -> None:
@@ -300,3 +301,20 @@ def test_paged_get_products_collects_every_page(clients: StubbedClients) -> None
                           "NextToken": "eyJ2IjoxLCJ0IjoiQUFFQUF3In0="})
     assert get_products(clients("pricing", "us-east-1"), "g5.xlarge", "us-east-1") == east
     clients.assert_drained()
+
+
+def test_a_spot_row_that_cannot_be_read_leaves_its_type_out_of_the_scope(
+    clients: StubbedClients
+) -> None:
+    queue_instance_types(clients)
+    queue_pricing(clients)
+    west = load("ec2/spot_price_history.us-west-2.json")
+    bad = {**west["SpotPriceHistory"][2], "AvailabilityZone": "us-west-2b", "SpotPrice": "n/a"}
+    west["SpotPriceHistory"].append(bad)  # g4dn.xlarge in us-west-2b: no price to read
+    queue_spot(clients, west_answer=west)
+    result = provider(clients).fetch(NOW)
+    clients.assert_drained()
+    assert ("us-west-2", "g4dn.xlarge") not in result.spot_scope
+    assert ("us-west-2", "g5.xlarge") in result.spot_scope
+    assert ("us-east-1", "g4dn.xlarge") in result.spot_scope
+    assert any("'n/a' is not a number" in w for w in result.warnings)
