@@ -31,6 +31,11 @@ class FetchResult:
     offers: tuple[Offer, ...]
     # Human-readable notes (e.g. "eu-west-9: no GPU instance types offered").
     warnings: tuple[str, ...] = field(default=())
+    # Where this fetch lists spot offers completely: the (region, instance type) pairs the
+    # cloud was asked about and answered for. A spot offer a previous poll listed in such
+    # a pair and missing now is gone; outside them (a region that failed or was not
+    # polled, a type not asked) a missing offer proves nothing. Empty: nothing complete.
+    spot_scope: frozenset[tuple[str, str]] = field(default=frozenset())
 
 
 class Provider(Protocol):

@@ -1,7 +1,9 @@
 """One price poll: every enabled cloud fetched concurrently, validated, changes stored.
 
 A cloud that raises, or has no credentials, is reported and skipped; the others are
-stored regardless, and nothing already stored is ever deleted.
+stored regardless, and nothing already stored is ever deleted. Beside a cloud's prices,
+in the same transaction, its spot offers that went away or came back (and their placement
+scores) are recorded in the availability history (orchestrator.store.offer_listing).
 """
 
 from __future__ import annotations
@@ -102,13 +104,18 @@ def poll_prices(
 
 
 def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> CloudPollResult:
+    from gpuopt.orchestrator.store.offer_listing import previous_listing, record_poll_observations
     from gpuopt.orchestrator.store.price_history import record_offers
 
     offers = [o for o in fetched.offers if o.cloud == cloud]
     foreign = len(fetched.offers) - len(offers)
     try:
         with store.transaction() as session:
+            # What the previous poll listed is read before this one's prices move it;
+            # the availability observations go in under a savepoint that never fails this.
+            before = previous_listing(session, cloud, fetched, now)
             summary = record_offers(session, offers, now=now)
+            record_poll_observations(session, cloud, offers, before, now)
     except Exception as err:
         log.debug("%s: storing prices failed", cloud, exc_info=True)
         return CloudPollResult(cloud, status="error", error=f"store: {type(err).__name__}: {err}")

@@ -28,6 +28,10 @@ PAGE_SIZE = 100
 DENIED_CODES = frozenset(
     {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "AuthFailure"}
 )
+# Error codes of a request AWS throttled (botocore's standard retry mode already retried).
+THROTTLED_CODES = frozenset(
+    {"RequestLimitExceeded", "ThrottlingException", "Throttling", "TooManyRequestsException"}
+)
 NO_CREDENTIALS = (
     "aws: boto3 found no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
     "AWS_SECRET_ACCESS_KEY, or run `aws configure` / `aws sso login`); skipping AWS"
@@ -165,10 +169,22 @@ def spot_placement_scores(
     return rows
 
 
+def describe_availability_zones(ec2: Any, region: str) -> list[dict[str, Any]]:
+    """AvailabilityZones of the client's region (ZoneName <-> ZoneId: AWS maps zone names
+    to physical zones per account, placement scores name the zone ids)."""
+    with aws_errors(f"ec2.describe_availability_zones {region}"):
+        answer = ec2.describe_availability_zones(
+            Filters=[{"Name": "region-name", "Values": [region]}])
+    return list(answer.get("AvailabilityZones", []))
+
+
 def placement_scores_by_type(
     ec2: Any, instance_types: Sequence[str], regions: Sequence[str]
 ) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
-    """Scores per instance type; stops quietly (one log line) when the account may not."""
+    """Scores per instance type. Optional data: when the account may not call it
+    (``ec2:GetSpotPlacementScores`` denied) or AWS still throttles it after botocore's
+    retries, one log line and the remaining types are skipped; another error is a
+    warning. Never raises for the call's own errors."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     out: dict[str, list[dict[str, Any]]] = {}
@@ -176,11 +192,15 @@ def placement_scores_by_type(
         try:
             out[itype] = spot_placement_scores(ec2, itype, regions)
         except ClientError as err:
-            if error_code(err) in DENIED_CODES:
-                log.info("aws: spot placement scores not permitted (%s); skipped",
-                         error_code(err))
+            code = error_code(err)
+            if code in DENIED_CODES:
+                log.info("aws: spot placement scores not permitted (%s); skipped", code)
                 return out, []
-            return out, [f"spot placement scores skipped: {error_code(err)}"]
+            if code in THROTTLED_CODES:
+                log.info("aws: spot placement scores throttled (%s) at %s; the rest skipped "
+                         "this poll", code, itype)
+                return out, []
+            return out, [f"spot placement scores skipped: {code}"]
         except BotoCoreError as err:
             return out, [f"spot placement scores skipped: {err}"]
     return out, []

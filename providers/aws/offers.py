@@ -47,7 +47,7 @@ def build_offers(
     """Offers for every priced instance type AWS reported GPU facts for.
 
     ``buckets``: interruption bucket by (region, instance type); ``scores``: placement
-    score by instance type, then (region, zone id). Both only annotate spot offers.
+    score by instance type, then (region, zone name). Both only annotate spot offers.
     Instance types without GPU facts, or with a GPU count outside 1/2/4/8, are dropped
     with one warning each; a repeated (region, zone, type, market) keeps the first.
     """
@@ -80,7 +80,7 @@ def build_offers(
     for s in spots:
         if (f := usable(s.instance_type)) is None:
             continue
-        score = scores.get(s.instance_type, {}).get((s.region, s.zone_id or ""))
+        score = scores.get(s.instance_type, {}).get((s.region, s.zone))
         bucket = buckets.get((s.region, s.instance_type))
         add(_offer(f, s.region, s.zone, Market.SPOT, s.price, now, bucket, score))
     return list(offers.values()), warnings

@@ -2,7 +2,8 @@
 
 Inputs are what boto3 returns: ``pricing.get_products`` PriceList items (JSON strings),
 ``ec2.describe_instance_types`` InstanceTypes, ``ec2.describe_spot_price_history``
-SpotPriceHistory rows, ``ec2.get_spot_placement_scores`` rows, and the Spot Instance
+SpotPriceHistory rows, ``ec2.get_spot_placement_scores`` rows,
+``ec2.describe_availability_zones`` AvailabilityZones, and the Spot Instance
 Advisor JSON feed. Each parser returns plain records plus human-readable warnings for
 what it dropped; it never raises on one bad item.
 """
@@ -236,6 +237,12 @@ def parse_spot_history(
     return list(newest.values()), warnings
 
 
+def spot_pools(rows: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """The (zone, instance type) pairs SpotPriceHistory rows name, Linux/UNIX only."""
+    return {(row["AvailabilityZone"], row["InstanceType"]) for row in rows
+            if row.get("ProductDescription") == "Linux/UNIX"}
+
+
 def parse_spot_advisor(data: Mapping[str, Any]) -> dict[tuple[str, str], int]:
     """Spot Instance Advisor feed -> interruption bucket (0..4) by (region, type), Linux."""
     valid = {int(r["index"]) for r in data.get("ranges", [])} or set(range(5))
@@ -255,3 +262,25 @@ def parse_placement_scores(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str,
         for row in rows
         if row.get("AvailabilityZoneId") and row.get("Score") is not None
     }
+
+
+def parse_zone_ids(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """AvailabilityZones -> zone name by (region, zone id) (this account's mapping)."""
+    return {
+        (row["RegionName"], row["ZoneId"]): row["ZoneName"]
+        for row in rows
+        if row.get("RegionName") and row.get("ZoneId") and row.get("ZoneName")
+    }
+
+
+def scores_by_zone(
+    scores: Mapping[tuple[str, str], int], zone_names: Mapping[tuple[str, str], str]
+) -> dict[tuple[str, str], int]:
+    """Placement scores by (region, zone id) -> by (region, zone name); a zone id this
+    account's mapping does not name is dropped (never guessed from the id)."""
+    out: dict[tuple[str, str], int] = {}
+    for (region, zone_id), score in scores.items():
+        name = zone_names.get((region, zone_id))
+        if name is not None and 1 <= score <= 10:
+            out[(region, name)] = score
+    return out

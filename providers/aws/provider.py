@@ -8,8 +8,10 @@ from datetime import datetime
 
 from gpuopt.providers.aws import fetch, parse
 from gpuopt.providers.aws.catalog import DEFAULT_REGIONS, INSTANCE_TYPES, PRICING_ENDPOINT_REGION
+from gpuopt.providers.aws.fetch import ClientFactory
 from gpuopt.providers.aws.offers import build_offers
 from gpuopt.providers.base import CredentialsMissing, FetchResult, ProviderError
+from gpuopt.providers.integrity import GPU_COUNTS
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,10 @@ class AwsProvider:
         warnings += notes
 
         spots: list[parse.SpotQuote] = []
+        # Where the spot listing is complete: the regions that answered, times every asked
+        # type AWS gave usable GPU facts for (build_offers drops the others).
+        listed = [t for t in wanted if facts[t].gpu_count in GPU_COUNTS]
+        scope: list[tuple[str, str]] = []
         for region in regions:
             try:
                 rows = fetch.describe_spot_prices(clients("ec2", region), region, wanted, now)
@@ -86,6 +92,11 @@ class AwsProvider:
             quotes, notes = parse.parse_spot_history(region, rows)
             spots += quotes
             warnings += notes
+            # A row the parser dropped (a price that is not a number) leaves its type's
+            # listing in the region incomplete: its zone is not known to be unlisted.
+            unread = {t for _z, t in parse.spot_pools(rows) - {(q.zone, q.instance_type)
+                                                                for q in quotes}}
+            scope += [(region, t) for t in listed if t not in unread]
 
         offers, notes = build_offers(
             facts,
@@ -93,11 +104,11 @@ class AwsProvider:
             spots,
             now,
             buckets=self._advisor_buckets(warnings) if spots else None,
-            scores=self._scores(ec2_home, sorted({s.instance_type for s in spots}), regions,
-                                warnings) if spots else None,
+            scores=self._scores(clients, ec2_home, spots, warnings) if spots else None,
         )
         warnings += notes
-        return FetchResult(cloud=self.cloud, offers=tuple(offers), warnings=tuple(warnings))
+        return FetchResult(cloud=self.cloud, offers=tuple(offers), warnings=tuple(warnings),
+                           spot_scope=frozenset(scope))
 
     def _advisor_buckets(self, warnings: list[str]) -> dict[tuple[str, str], int] | None:
         if not self._spot_advisor:
@@ -109,11 +120,27 @@ class AwsProvider:
             return None
 
     def _scores(
-        self, ec2: object, instance_types: list[str], regions: Sequence[str],
+        self, clients: ClientFactory, ec2: object, spots: Sequence[parse.SpotQuote],
         warnings: list[str],
     ) -> dict[str, dict[tuple[str, str], int]] | None:
+        """Placement scores by instance type, then (region, zone name): the zone ids AWS
+        scores are named through this account's describe_availability_zones (a region
+        whose zones cannot be read falls back on the spot rows' AvailabilityZoneId)."""
         if not self._placement_scores:
             return None
-        rows, notes = fetch.placement_scores_by_type(ec2, instance_types, regions)
+        regions = sorted({s.region for s in spots})
+        rows, notes = fetch.placement_scores_by_type(
+            ec2, sorted({s.instance_type for s in spots}), regions)
         warnings += notes
-        return {t: parse.parse_placement_scores(r) for t, r in rows.items()}
+        if not rows:
+            return {}
+        names = {(s.region, s.zone_id): s.zone for s in spots if s.zone_id}
+        for region in regions:
+            try:
+                zones = fetch.describe_availability_zones(clients("ec2", region), region)
+            except ProviderError as err:
+                warnings.append(f"zone names for placement scores: {err}")
+                continue
+            names.update(parse.parse_zone_ids(zones))
+        return {t: parse.scores_by_zone(parse.parse_placement_scores(r), names)
+                for t, r in rows.items()}

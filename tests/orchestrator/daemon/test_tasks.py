@@ -110,3 +110,57 @@ def test_compaction_task_uses_the_configured_age_and_resolution(store) -> None: 
     with store.session() as s:
         hist = price_history(s, OfferFilter())
     assert len(hist) == 2 and hist[-1].offer.price_per_hour == 2
+
+
+def test_two_daemons_polling_in_turn_record_an_offer_gone_once(store, db_url,  # type: ignore[no-untyped-def]
+                                                               monkeypatch) -> None:
+    """Leadership moves from one daemon to the other (one restarted, or taking over): what
+    the price poll records of spot is read from the store, so each change is recorded once."""
+
+    from gpuopt.core.places import Place
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.store.availability import load_observations
+    from gpuopt.policies.spot.observed import ObservationKind, SpotPlace
+    from gpuopt.providers.offer import Market
+
+    zones = {"now": ["us-east-1a", "us-east-1b"]}
+
+    class Listing:
+        cloud = "aws"
+
+        def check_credentials(self) -> None:
+            pass
+
+        def fetch(self, now: datetime, regions: Sequence[str] | None = None) -> FetchResult:
+            offers = tuple(make_offer("0.40", now, zone=z, market=Market.SPOT)
+                           for z in zones["now"])
+            return FetchResult("aws", offers,
+                               spot_scope=frozenset({("us-east-1", "g5.xlarge")}))
+
+    monkeypatch.setattr("gpuopt.orchestrator.prices.poll.load_providers",
+                        lambda clouds: {c: Listing() for c in clouds})
+    other = open_store(db_url)
+    clock = [NOW]
+    settings = load_config(env={})
+    leader = ["first"]
+    first = DaemonTasks(store, settings, DaemonHealth("a"), lambda: leader[0] == "first",
+                        lambda: clock[0])
+    second = DaemonTasks(other, settings, DaemonHealth("b"), lambda: leader[0] == "second",
+                         lambda: clock[0])
+    try:
+        for minute, who, listed in [(0, "first", ["us-east-1a", "us-east-1b"]),
+                                    (10, "first", ["us-east-1a"]),
+                                    (20, "second", ["us-east-1a"]),
+                                    (30, "first", ["us-east-1a"]),
+                                    (40, "second", ["us-east-1a", "us-east-1b"])]:
+            clock[0], leader[0], zones["now"] = NOW + timedelta(minutes=minute), who, listed
+            first.poll("aws")
+            second.poll("aws")  # only the leader polls
+        b = SpotPlace(Place("aws", "us-east-1", "us-east-1b"), "g5.xlarge")
+        with store.session() as s:
+            seen = load_observations(s, [b], NOW, with_state=False)[b]
+        assert [(o.kind, o.at) for o in seen] == [
+            (ObservationKind.OFFER_GONE, NOW + timedelta(minutes=10)),
+            (ObservationKind.OFFER_PRESENT, NOW + timedelta(minutes=40))]
+    finally:
+        other.close()

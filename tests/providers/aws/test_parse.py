@@ -16,7 +16,9 @@ from gpuopt.providers.aws.parse import (
     parse_price_list,
     parse_spot_advisor,
     parse_spot_history,
+    parse_zone_ids,
     reserved_hourly,
+    scores_by_zone,
 )
 from gpuopt.providers.offer import Market
 from tests.providers.aws.conftest import load
@@ -182,3 +184,20 @@ def test_placement_scores_by_zone_id() -> None:
         load("ec2/spot_placement_scores.g5.xlarge.json")["SpotPlacementScores"])
     assert scores[("us-east-1", "use1-az4")] == 9
     assert scores[("us-west-2", "usw2-az1")] == 8
+
+
+def test_zone_ids_name_the_scored_zones_through_the_accounts_mapping() -> None:
+    names = {**parse_zone_ids(load("ec2/describe_availability_zones.us-east-1.json")
+                              ["AvailabilityZones"]),
+             **parse_zone_ids(load("ec2/describe_availability_zones.us-west-2.json")
+                              ["AvailabilityZones"])}
+    assert names[("us-east-1", "use1-az4")] == "us-east-1a"
+    assert names[("us-west-2", "usw2-az1")] == "us-west-2a"
+    scores = parse_placement_scores(
+        load("ec2/spot_placement_scores.g5.xlarge.json")["SpotPlacementScores"])
+    assert scores_by_zone(scores, names) == {
+        ("us-east-1", "us-east-1a"): 9, ("us-east-1", "us-east-1b"): 7,
+        ("us-east-1", "us-east-1c"): 3, ("us-west-2", "us-west-2a"): 8}
+    # an id the mapping does not name, or a score outside 1..10, is dropped, not guessed
+    assert scores_by_zone({("us-east-1", "use1-az9"): 5, ("us-east-1", "use1-az4"): 11},
+                          names) == {}

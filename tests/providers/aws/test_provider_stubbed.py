@@ -61,7 +61,8 @@ def queue_pricing(clients: StubbedClients) -> None:
             )
 
 
-def queue_spot(clients: StubbedClients, west_error: str | None = None) -> None:
+def queue_spot(clients: StubbedClients, west_error: str | None = None,
+               west_answer: dict[str, Any] | None = None) -> None:
     east = clients.stub("ec2", "us-east-1")
     params = {"InstanceTypes": list(RECORDED), "ProductDescriptions": ["Linux/UNIX"],
               "StartTime": NOW, "MaxResults": 1000}
@@ -76,7 +77,7 @@ def queue_spot(clients: StubbedClients, west_error: str | None = None) -> None:
                               http_status_code=401)
     else:
         west.add_response("describe_spot_price_history",
-                          load("ec2/spot_price_history.us-west-2.json"), params)
+                          west_answer or load("ec2/spot_price_history.us-west-2.json"), params)
 
 
 def queue_all(clients: StubbedClients) -> None:
@@ -119,25 +120,106 @@ def test_fetch_returns_sane_offers_for_every_market(clients: StubbedClients) -> 
     assert result.warnings == ("g6.xlarge: no GPU facts from describe_instance_types, dropped",)
 
 
-def test_placement_scores_annotate_spot_offers_by_zone_id(clients: StubbedClients) -> None:
-    queue_all(clients)
+def queue_scores(clients: StubbedClients, pages: dict[str, list[dict[str, Any]]] | None = None,
+                 ) -> None:
+    """One call per instance type with a spot price; g5.xlarge answers the recording."""
     east = clients.stub("ec2", "us-east-1")
-    spot_types = sorted(RECORDED)  # one call per instance type with a spot price
-    for itype in spot_types:
-        response = (load("ec2/spot_placement_scores.g5.xlarge.json") if itype == "g5.xlarge"
-                    else {"SpotPlacementScores": []})
-        east.add_response("get_spot_placement_scores", response, {
-            "InstanceTypes": [itype], "TargetCapacity": 1, "SingleAvailabilityZone": True,
-            "RegionNames": list(REGIONS)})
+    pages = pages or {"g5.xlarge": [load("ec2/spot_placement_scores.g5.xlarge.json")]}
+    for itype in sorted(RECORDED):
+        params = {"InstanceTypes": [itype], "TargetCapacity": 1, "SingleAvailabilityZone": True,
+                  "RegionNames": list(REGIONS)}
+        for page in pages.get(itype, [{"SpotPlacementScores": []}]):
+            east.add_response("get_spot_placement_scores", page, dict(params))
+            if "NextToken" in page:
+                params["NextToken"] = page["NextToken"]
+
+
+def queue_zones(clients: StubbedClients) -> None:
+    for region in REGIONS:
+        clients.stub("ec2", region).add_response(
+            "describe_availability_zones", load(f"ec2/describe_availability_zones.{region}.json"),
+            {"Filters": [{"Name": "region-name", "Values": [region]}]})
+
+
+def test_placement_scores_annotate_spot_offers_by_zone_name(clients: StubbedClients) -> None:
+    queue_all(clients)
+    queue_scores(clients)
+    queue_zones(clients)
     result = provider(clients, placement_scores=True).fetch(NOW)
     clients.assert_drained()
     offers = by_key(result.offers)
     assert offers[("us-east-1", "us-east-1a", "g5.xlarge", Market.SPOT)].placement_score == 9
+    assert offers[("us-east-1", "us-east-1b", "g5.xlarge", Market.SPOT)].placement_score == 7
     assert offers[("us-east-1", "us-east-1c", "g5.xlarge", Market.SPOT)].placement_score == 3
-    # us-west-2's recorded spot rows carry no AvailabilityZoneId: nothing to match on.
-    assert offers[("us-west-2", "us-west-2a", "g5.xlarge", Market.SPOT)].placement_score is None
+    assert offers[("us-east-1", "us-east-1d", "g5.xlarge", Market.SPOT)].placement_score is None
+    # us-west-2's spot rows carry no AvailabilityZoneId: this account's zone mapping
+    # (describe_availability_zones) names usw2-az1 us-west-2a.
+    assert offers[("us-west-2", "us-west-2a", "g5.xlarge", Market.SPOT)].placement_score == 8
+    assert offers[("us-west-2", "us-west-2b", "g5.xlarge", Market.SPOT)].placement_score is None
     assert offers[("us-east-1", "us-east-1a", "g4dn.xlarge", Market.SPOT)].placement_score is None
+    assert not any("placement" in w or "zone names" in w for w in result.warnings)
     assert_offers_sane(result.offers)
+
+
+def test_placement_scores_are_paged(clients: StubbedClients) -> None:
+    rows = load("ec2/spot_placement_scores.g5.xlarge.json")["SpotPlacementScores"]
+    token = "eyJ2IjoiMiIsImMiOiJ0b2tlbiJ9"
+    queue_all(clients)
+    queue_scores(clients, {"g5.xlarge": [{"SpotPlacementScores": rows[:2], "NextToken": token},
+                                         {"SpotPlacementScores": rows[2:]}]})
+    queue_zones(clients)
+    offers = by_key(provider(clients, placement_scores=True).fetch(NOW).offers)
+    clients.assert_drained()
+    assert offers[("us-east-1", "us-east-1a", "g5.xlarge", Market.SPOT)].placement_score == 9
+    assert offers[("us-west-2", "us-west-2a", "g5.xlarge", Market.SPOT)].placement_score == 8
+
+
+def test_zone_names_unreadable_fall_back_on_the_spot_rows_zone_ids(
+    clients: StubbedClients
+) -> None:
+    queue_all(clients)
+    queue_scores(clients)
+    clients.stub("ec2", "us-east-1").add_client_error(
+        "describe_availability_zones", "UnauthorizedOperation",
+        "You are not authorized to perform this operation.", http_status_code=403)
+    clients.stub("ec2", "us-west-2").add_client_error(
+        "describe_availability_zones", "RequestLimitExceeded", "Request limit exceeded.",
+        http_status_code=503)
+    result = provider(clients, placement_scores=True).fetch(NOW)
+    clients.assert_drained()
+    offers = by_key(result.offers)
+    # us-east-1's spot rows name their zone ids; us-west-2's do not: no score guessed.
+    assert offers[("us-east-1", "us-east-1a", "g5.xlarge", Market.SPOT)].placement_score == 9
+    assert offers[("us-west-2", "us-west-2a", "g5.xlarge", Market.SPOT)].placement_score is None
+    assert sum("zone names for placement scores" in w for w in result.warnings) == 2
+
+
+@pytest.mark.parametrize("code", ["RequestLimitExceeded", "ThrottlingException"])
+def test_placement_scores_throttled_are_skipped_with_one_log_line(
+    clients: StubbedClients, code: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue_all(clients)
+    first = sorted(RECORDED)[0]  # the first type asked is throttled
+    clients.stub("ec2", "us-east-1").add_client_error(
+        "get_spot_placement_scores", code, "Request limit exceeded.", http_status_code=503)
+    with caplog.at_level("INFO", logger="gpuopt.providers.aws"):
+        result = provider(clients, placement_scores=True).fetch(NOW)
+    clients.assert_drained()  # one call, then no more placement calls this poll
+    assert all(o.placement_score is None for o in result.offers)
+    assert result.offers and not any("placement" in w for w in result.warnings)
+    assert [r.message for r in caplog.records if "placement" in r.message] == [
+        f"aws: spot placement scores throttled ({code}) at {first}; the rest skipped this poll"]
+
+
+def test_spot_scope_is_the_regions_that_answered_times_the_types_listed(
+    clients: StubbedClients
+) -> None:
+    queue_instance_types(clients)
+    queue_pricing(clients)
+    queue_spot(clients, west_error="RequestLimitExceeded")
+    result = provider(clients).fetch(NOW)
+    # g6.xlarge had no GPU facts: not listed, so not in scope either; us-west-2 failed.
+    assert result.spot_scope == frozenset(("us-east-1", t) for t in RECORDED)
 
 
 @pytest.mark.parametrize("code", ["UnauthorizedOperation", "AccessDenied"])
@@ -219,3 +301,20 @@ def test_paged_get_products_collects_every_page(clients: StubbedClients) -> None
                           "NextToken": "eyJ2IjoxLCJ0IjoiQUFFQUF3In0="})
     assert get_products(clients("pricing", "us-east-1"), "g5.xlarge", "us-east-1") == east
     clients.assert_drained()
+
+
+def test_a_spot_row_that_cannot_be_read_leaves_its_type_out_of_the_scope(
+    clients: StubbedClients
+) -> None:
+    queue_instance_types(clients)
+    queue_pricing(clients)
+    west = load("ec2/spot_price_history.us-west-2.json")
+    bad = {**west["SpotPriceHistory"][2], "AvailabilityZone": "us-west-2b", "SpotPrice": "n/a"}
+    west["SpotPriceHistory"].append(bad)  # g4dn.xlarge in us-west-2b: no price to read
+    queue_spot(clients, west_answer=west)
+    result = provider(clients).fetch(NOW)
+    clients.assert_drained()
+    assert ("us-west-2", "g4dn.xlarge") not in result.spot_scope
+    assert ("us-west-2", "g5.xlarge") in result.spot_scope
+    assert ("us-east-1", "g4dn.xlarge") in result.spot_scope
+    assert any("'n/a' is not a number" in w for w in result.warnings)
