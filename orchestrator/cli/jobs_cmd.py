@@ -268,7 +268,10 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
     if view.get("plan"):
         console.print(Text(plan_line(view["plan"])))
     if view.get("spot_policy"):
-        console.print(Text(f"spot policy: {view['spot_policy']['sentence']}"))
+        shown = view["spot_policy"]
+        console.print(Text(f"spot policy: {shown['sentence']}"))
+        if shown["last_decision"]:
+            console.print(Text(f"  last decision: {shown['last_decision']}", style="dim"))
     cols = [Col("#", NUM), Col("placement", min_width=14), Col("instance", ID, optional=2),
             Col("$/h", NUM), Col("held s", NUM), Col("cost $", NUM), Col("end", min_width=9),
             Col("wasted s", NUM, optional=1)]

@@ -183,7 +183,8 @@ def _failure_text(failures: Sequence[tuple[datetime, Place]], until: datetime) -
 def _spot_seen_at(observations: Mapping[SpotPlace, Sequence[Observed]],
                   now: datetime) -> tuple[datetime, Place] | None:
     """When spot was last known to be up in any place, and where: a hold still running
-    (now), else the newest launch or release (a preemption or a failure says it was not)."""
+    (now), else the newest launch or end of a hold (released or preempted: it was up
+    until then); a capacity failure says it was not."""
     best: tuple[datetime, Place] | None = None
     for sp, obs in observations.items():
         if sp.market is not Market.SPOT:
@@ -192,18 +193,53 @@ def _spot_seen_at(observations: Mapping[SpotPlace, Sequence[Observed]],
         for o in obs:
             if o.at > now:
                 break
-            if o.kind is K.LAUNCH_OK:
-                held = True
-            elif o.kind is K.RELEASED:
-                held = False
-            else:
-                held = held and o.kind is not K.PREEMPTED
-                continue
-            if best is None or o.at > best[0]:
-                best = (o.at, sp.place)
+            if o.kind is K.LAUNCH_OK or (held and o.kind in (K.RELEASED, K.PREEMPTED)):
+                held = o.kind is K.LAUNCH_OK
+                if best is None or o.at > best[0]:
+                    best = (o.at, sp.place)
         if held:
             best = (now, sp.place)
     return best
+
+
+def _waiting_reason(attempts: Sequence[AttemptSeen],
+                    observations: Mapping[SpotPlace, Sequence[Observed]],
+                    failures: Sequence[tuple[datetime, Place]], now: datetime,
+                    show: Callable[[datetime], str]) -> str:
+    """What was seen of spot while the job holds nothing: the last time spot was up
+    (its own preemption, a hold anywhere), then the capacity failures since."""
+    spot = [sp for sp in observations if sp.market is Market.SPOT]
+    places = [sp.place for sp in spot] + [a.place for a in attempts
+                                          if a.market is Market.SPOT]
+    where = fold_places(places) if places else "the places it may use"
+    up = _spot_seen_at(observations, now)
+    last = attempts[-1] if attempts else None
+    parts: list[str] = []
+    since: datetime | None = None
+    if last is not None and last.end is AttemptEnd.PREEMPTED and last.ended_at:
+        parts.append(f"preempted in {short_place(last.place)} at {show(last.ended_at)}")
+        since = last.ended_at
+    if up is not None and (since is None or up[0] > since):
+        parts.append(f"spot is up in {short_place(up[1])} (a hold running there)"
+                     if up[0] >= now else
+                     f"spot last seen in {short_place(up[1])} at {show(up[0])}")
+        since = up[0]
+    if since is None:
+        seen = [o.at for sp in spot for o in observations[sp]
+                if o.kind is not K.PLACEMENT_SCORE and o.at <= now]
+        seen += [at for at, _ in failures]
+        if not seen:
+            return f"nothing observed of spot in {where} yet"
+        first = min(seen)
+        n = len(failures)
+        return (f"no spot seen in {where} since {show(first)}"
+                + (f" ({_plural(n, 'capacity failure')})" if n else ""))
+    after = [f for f in failures if f[0] > since]
+    reason = "; ".join(parts)
+    if after:
+        reason += (f", then {_plural(len(after), 'capacity failure')} in "
+                   f"{fold_places([p for _, p in after])}")
+    return reason
 
 
 def _slack_text(slack_s: float) -> str:
@@ -250,9 +286,9 @@ def explain_hold(
             assert last.ended_at is not None
             hold += (f", after {_plural(len(before), 'preemption')}, the last in "
                      f"{short_place(last.place)} at {show(last.ended_at)}")
-        reason = f"({hold})"
+        reason = hold
         head = f"spot in {short_place(held.place)} since {show(held.since)}"
-        sentence = f"{head} {reason}; {slack}"
+        sentence = f"{head} ({reason}); {slack}"
     elif held.kind is Holding.ON_DEMAND:
         why: list[str] = []
         recent = [f for f in failures
@@ -275,34 +311,7 @@ def explain_hold(
         head = f"on-demand since {show(held.since)}"
         sentence = f"{head}: {reason}; {slack}"
     else:
-        places = [sp.place for sp, obs in observations.items()
-                  if sp.market is Market.SPOT] + [
-                      a.place for a in attempts if a.market is Market.SPOT]
-        observed = [(o.at, sp.place) for sp, obs in observations.items() for o in obs
-                    if sp.market is Market.SPOT and o.kind is not K.PLACEMENT_SCORE
-                    and o.at <= now]
-        up = _spot_seen_at(observations, now)
-        where = fold_places(places) if places else "the places it may use"
-        if not observed and not failures:
-            reason = f"nothing observed of spot in {where} yet"
-        elif up is None:
-            first = min([at for at, _ in observed] + [at for at, _ in failures])
-            n = len([f for f in failures if f[0] >= first])
-            reason = (f"no spot seen in {where} since {show(first)}"
-                      + (f" ({_plural(n, 'capacity failure')})" if n else ""))
-        else:
-            after = [f for f in failures if f[0] > up[0]]
-            if up[0] >= now:
-                reason = f"spot is up in {short_place(up[1])} (a hold running there)"
-            else:
-                reason = f"spot last seen in {short_place(up[1])} at {show(up[0])}"
-            if after:
-                reason += (f", then {_plural(len(after), 'capacity failure')} in "
-                           f"{fold_places([p for _, p in after])}")
-        ended = attempts[-1] if attempts else None
-        if ended is not None and ended.end is AttemptEnd.PREEMPTED and ended.ended_at:
-            reason = (f"preempted in {short_place(ended.place)} at {show(ended.ended_at)}; "
-                      + reason)
+        reason = _waiting_reason(attempts, observations, failures, now, show)
         head = f"waiting since {show(held.since)}"
         latest = now + timedelta(seconds=max(slack_s, 0.0))
         sentence = f"{head}: {reason}; {slack}, on-demand from {show(latest)} at the latest"

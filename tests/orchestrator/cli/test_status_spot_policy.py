@@ -148,17 +148,27 @@ def test_waiting_after_a_preemption_is_explained(
     seen = [(B, Observed(start, K.LAUNCH_OK)), (B, Observed(ended, K.PREEMPTED)),
             (A, Observed(ended + timedelta(minutes=2), K.CAPACITY_FAILURE))]
     _write(store, job_id, JobStatus.PREEMPTED, attempts, seen)
+    with store.transaction() as session:  # the reconcile step's decision note, if any
+        from gpuopt.orchestrator.store.jobs_repo import add_event
+
+        add_event(session, job_id, ended, "waiting", "attempt 2 not placed: "
+                  "deadline policy: waiting (slack to spare, spot not worth it yet); more")
     store.close()
 
-    line = next(x for x in _status(job_id).splitlines() if x.startswith("spot policy: "))
+    lines = _status(job_id).splitlines()
+    i, line = next((i, x) for i, x in enumerate(lines) if x.startswith("spot policy: "))
+    assert lines[i + 1] == ("  last decision: deadline policy: waiting (slack to spare, "
+                            "spot not worth it yet)")
     assert re.fullmatch(
-        rf"spot policy: waiting since {TIME}: preempted in aws/us-east-1b at {TIME}; "
-        rf"spot last seen in aws/us-east-1b at {TIME}, then 1 capacity failure in "
-        rf"aws/us-east-1a; \d+\.\d h slack left, on-demand from {TIME} at the latest",
+        rf"spot policy: waiting since {TIME}: preempted in aws/us-east-1b at {TIME}, then "
+        rf"1 capacity failure in aws/us-east-1a; \d+\.\d h slack left, on-demand from "
+        rf"{TIME} at the latest",
         line), line
     shown = json.loads(_status(job_id, "--json"))["spot_policy"]
     assert shown["holding"] == "nothing"
     assert datetime.fromisoformat(shown["since"]) == ended
+    assert shown["last_decision"] == ("deadline policy: waiting (slack to spare, spot not "
+                                      "worth it yet)")
 
 
 def test_jobs_not_under_spot_auto_or_finished_get_no_sentence(

@@ -56,6 +56,7 @@ def test_spot_held() -> None:
     assert view.sentence == ("spot in aws/us-east-1b since 13:05 UTC (held 1.2 h, "
                              "no preemption); 5.3 h slack left")
     assert view.holding is Holding.SPOT and view.place == B
+    assert view.reason == "held 1.2 h, no preemption"
     assert view.since == at(13, 5) and view.slack_hours == 5.3
 
 
@@ -123,9 +124,23 @@ def test_waiting_after_a_preemption_with_spot_seen_elsewhere() -> None:
     view = explain(attempts, obs, at(13, 30), at(21), 3.0)
     assert view is not None
     assert view.sentence == ("waiting since 13:00 UTC: preempted in aws/us-east-1b at "
-                             "13:00 UTC; spot last seen in aws/us-east-1c at 12:45 UTC, "
-                             "then 1 capacity failure in aws/us-east-1c; 4.0 h slack left, "
-                             "on-demand from 17:30 UTC at the latest")
+                             "13:00 UTC, then 1 capacity failure in aws/us-east-1c; 4.0 h "
+                             "slack left, on-demand from 17:30 UTC at the latest")
+
+
+def test_waiting_while_spot_runs_elsewhere() -> None:
+    attempts = [spot(B, at(12, 5), at(13), AttemptEnd.PREEMPTED)]
+    obs = {sp(C): [Observed(at(13, 10), K.CAPACITY_FAILURE), Observed(at(13, 20), K.LAUNCH_OK)],
+           sp(A): [Observed(at(12, 20), K.LAUNCH_OK), Observed(at(13, 25), K.RELEASED)]}
+    view = explain(attempts, obs, at(13, 30), at(21), 3.0)
+    assert view is not None
+    assert view.reason == ("preempted in aws/us-east-1b at 13:00 UTC; spot is up in "
+                           "aws/us-east-1c (a hold running there)")
+    del obs[sp(C)]
+    view = explain(attempts, obs, at(13, 30), at(21), 3.0)
+    assert view is not None
+    assert view.reason == ("preempted in aws/us-east-1b at 13:00 UTC; spot last seen in "
+                           "aws/us-east-1a at 13:25 UTC")
 
 
 def test_waiting_with_nothing_observed() -> None:
