@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
     from gpuopt.orchestrator.store import Store
@@ -165,6 +167,7 @@ def status(
         shown.update(measured.get(shown["attempt"], {"telemetry": None}))
     view["events"] = [{"at": e.at.isoformat(), "kind": e.kind, "message": e.message}
                       for e in events]
+    view["spot_policy"] = _spot_policy(job, attempts, events, config, now)
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
@@ -189,6 +192,32 @@ def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | Non
         return telemetry_views(store, spec, attempts)
     finally:
         store.close()
+
+
+def _spot_policy(job: JobRow, attempts: list[AttemptRow], events: list[JobEventRow],
+                 config: Path | None, now: datetime) -> dict[str, Any] | None:
+    """Why a ``spot: auto`` job with a deadline holds what it holds (None: not one)."""
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.spot_policy_view import (
+        last_policy_note,
+        load_spot_policy_view,
+        spot_policy_json,
+    )
+
+    store = _open(config)
+    if store is None:
+        return None
+    try:
+        view = load_spot_policy_view(store, load_config(config), job, attempts, now)
+    except Exception as err:  # an explanation, never a reason for status to fail
+        import logging
+
+        logging.getLogger("gpuopt.status").warning(
+            "spot policy not explained: %s: %s", type(err).__name__, err)
+        return None
+    finally:
+        store.close()
+    return spot_policy_json(view, last_policy_note(events))
 
 
 def _measured_lines(a: dict[str, Any]) -> list[str]:
@@ -238,6 +267,11 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
                        + (f", budget ${view['budget']}" if view["budget"] else "")))
     if view.get("plan"):
         console.print(Text(plan_line(view["plan"])))
+    if view.get("spot_policy"):
+        shown = view["spot_policy"]
+        console.print(Text(f"spot policy: {shown['sentence']}"))
+        if shown["last_decision"]:
+            console.print(Text(f"  last decision: {shown['last_decision']}", style="dim"))
     cols = [Col("#", NUM), Col("placement", min_width=14), Col("instance", ID, optional=2),
             Col("$/h", NUM), Col("held s", NUM), Col("cost $", NUM), Col("end", min_width=9),
             Col("wasted s", NUM, optional=1)]

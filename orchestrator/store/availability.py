@@ -192,11 +192,18 @@ def load_observations(session: Session, places: Sequence[SpotPlace], since: date
     return out
 
 
-def observed_places(session: Session) -> list[SpotPlace]:
-    """Every place with a row, in key order."""
+def observed_places(session: Session, instance_types: Iterable[str] | None = None,
+                    market: Market | None = None) -> list[SpotPlace]:
+    """Every place with a row (only of these instance types / this market, if given),
+    in key order."""
+    query = select(_place)
+    if instance_types is not None:
+        query = query.where(_place.c.instance_type.in_(sorted(set(instance_types))))
+    if market is not None:
+        query = query.where(_place.c.market == market.value)
     return [_spot_place(r) for r in session.connection().execute(
-        select(_place).order_by(_place.c.cloud, _place.c.region, _place.c.zone,
-                                _place.c.instance_type, _place.c.market))]
+        query.order_by(_place.c.cloud, _place.c.region, _place.c.zone,
+                       _place.c.instance_type, _place.c.market))]
 
 
 # -- compaction ---------------------------------------------------------------------------

@@ -69,6 +69,9 @@ def test_record_and_load_per_place_since(store) -> None:  # type: ignore[no-unty
         unknown = SpotPlace(Place("azure", "eastus", "1"), "Standard_NC6s_v3")
         assert load_observations(s, [unknown], T0) == {unknown: []}
         assert observed_places(s) == [A_OD, A, B, GCP]  # on-demand < spot
+        assert observed_places(s, ["p3.2xlarge"], Market.SPOT) == [A, B]
+        assert observed_places(s, ["a2-highgpu-1g", "g5.xlarge"]) == [GCP]
+        assert observed_places(s, []) == []
 
 
 def test_an_end_and_a_launch_in_the_same_second_load_end_first(  # type: ignore[no-untyped-def]
