@@ -33,8 +33,6 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlmodel import Session
-
 from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import AttemptStatus
 from gpuopt.jobs.states import EndReason, FailureKind
@@ -116,19 +114,13 @@ def seen_running_at(a: AttemptRow, status: AttemptStatus, now: datetime) -> date
     return at if at is not None and a.started_at <= at <= now else now
 
 
-def record_seen_running(session: Session, job: JobRow, a: AttemptRow, status: AttemptStatus,
-                        now: datetime) -> None:
-    """In the transaction that moved the attempt LAUNCHING -> RUNNING: its ``launch_ok``,
-    unless the launch that returned recorded it (at ``a.started_at``). Never raises."""
-    from gpuopt.orchestrator.store.availability import record_observations_unless_or_error
-
+def seen_running(job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetime
+                 ) -> tuple[list[tuple[SpotPlace, Observed]], list[tuple[SpotPlace, Observed]]]:
+    """For the transaction that moved the attempt LAUNCHING -> RUNNING: (its ``launch_ok``,
+    the one a launch that returned recorded at ``a.started_at``: record the first unless
+    the second is stored; orchestrator.store.availability.record_observations_unless_or_error)."""
     seen = observed(job, a, ObservationKind.LAUNCH_OK, seen_running_at(a, status, now))
-    if not seen:
-        return
-    at_launch = observed(job, a, ObservationKind.LAUNCH_OK, a.started_at)
-    err = record_observations_unless_or_error(session, seen, at_launch)
-    if err is not None:
-        unrecorded(job, a, seen, err)
+    return seen, observed(job, a, ObservationKind.LAUNCH_OK, a.started_at)
 
 
 def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,

@@ -209,8 +209,12 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
             return
         ended, alive = _watch(store, executor, job, attempts, open_attempt, now, report)
         if not ended:
-            if alive and tick is not None:
-                _reconsider(store, executor, tick, job, attempts, open_attempt, now, report)
+            if alive and tick is not None and job.deadline_at is not None:
+                # as the watch left them: the progress just reported is the work done
+                job, attempts = _load(store, job_id)
+                held = next((a for a in attempts if a.status in OPEN), None)
+                if job is not None and held is not None and not job.cancel_requested:
+                    _reconsider(store, executor, tick, job, attempts, held, now, report)
             return
         job, attempts = _load(store, job_id)  # it ended: maybe place the next one now
         if job is None or job.status not in PLACEABLE_JOB_STATUSES:
@@ -271,7 +275,8 @@ def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
                      now: datetime) -> None:
-    from gpuopt.orchestrator.observing import record_seen_running
+    from gpuopt.orchestrator.observing import seen_running
+    from gpuopt.orchestrator.store.availability import record_observations_unless_or_error
     from gpuopt.orchestrator.store.jobs_repo import transition, update_attempt
 
     values: dict[str, object] = {}
@@ -290,7 +295,10 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
         # unknown outcome never recorded (orchestrator.observing).
         if starts and update_attempt(session, a.id or 0, (AttemptPhase.LAUNCHING,),
                                      status=AttemptPhase.RUNNING):
-            record_seen_running(session, job, a, status, now)
+            seen, at_launch = seen_running(job, a, status, now)
+            err = record_observations_unless_or_error(session, seen, at_launch)
+            if err is not None:  # never raises: logged once, the step goes on
+                unrecorded(job, a, seen, err)
         if values:
             update_attempt(session, a.id or 0, OPEN, **values)
         if job.status != want_job:
