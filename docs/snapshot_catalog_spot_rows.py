@@ -23,6 +23,9 @@ the files carry no fetch date, so each label names the commit read):
   which is how SkyPilot prices an A3 machine. Only us-central1 is taken: in the other
   regions of that file the H200 on-demand cell is below its spot cell, so not a list price.
   a4-highgpu-8g (B200) is not added: its host rows are priced 0.0 there.
+
+Not replaced (no row read): the other AWS g4dn/g5/g6/g6e/p3 spot rows and every eu-west-1
+AWS spot row stay "illustrative", as do GCP's spot rows.
 """
 
 from __future__ import annotations
@@ -81,10 +84,25 @@ AWS_SPOT: dict[tuple[str, str], dict[str, str]] = {
     ("us-east-1", "p5en.48xlarge"): {"use1-az2": "18.2492", "use1-az6": "16.5551"},
     ("us-west-2", "p5en.48xlarge"): {"usw2-az2": "23.893", "usw2-az3": "15.482",
                                       "usw2-az4": "18.3464"},
+    ("us-east-1", "g6.xlarge"): {"use1-az1": "0.4011", "use1-az2": "0.3653",
+                                  "use1-az4": "0.349", "use1-az6": "0.3988"},
+    ("us-west-2", "g6.xlarge"): {"usw2-az1": "0.425", "usw2-az2": "0.4537",
+                                  "usw2-az3": "0.39", "usw2-az4": "0.4541"},
+    ("us-west-2", "g6.48xlarge"): {"usw2-az1": "4.3901", "usw2-az2": "4.6137",
+                                    "usw2-az3": "4.4103", "usw2-az4": "4.4117"},
+    ("us-east-1", "g6e.12xlarge"): {"use1-az1": "3.7887", "use1-az2": "5.6426",
+                                     "use1-az4": "4.9101", "use1-az6": "6.015"},
+    ("us-west-2", "g6e.12xlarge"): {"usw2-az1": "6.4585", "usw2-az2": "3.7322",
+                                     "usw2-az3": "4.2304", "usw2-az4": "3.1053"},
     ("us-east-1", "p6-b200.48xlarge"): {"use1-az6": "21.0148"},
     ("us-west-2", "p6-b200.48xlarge"): {"usw2-az1": "28.442", "usw2-az2": "25.106",
                                          "usw2-az4": "23.0826"},
 }
+
+# The catalog lists no g6 in eu-west-1 (its g6 rows go eu-north-1, eu-south-2, eu-west-2):
+# the snapshot's eu-west-1 g6 rows were estimates for an offering that is not there.
+NOT_OFFERED = (("aws", "eu-west-1", "g6.xlarge"), ("aws", "eu-west-1", "g6.12xlarge"),
+               ("aws", "eu-west-1", "g6.48xlarge"))
 
 # Instance facts for types new to the snapshot (the catalog's; GpuInfo MiB / 1024).
 NEW_INSTANCES = {
@@ -144,6 +162,11 @@ def main() -> None:
         drop("aws", region, itype)
         median = statistics.median(Decimal(p) for p in zones.values())
         put("aws", region, itype, Market.SPOT, median, _aws_source(zones))
+    for cloud, region, itype in NOT_OFFERED:
+        for key, o in list(offers.items()):
+            if (o.cloud, o.region, o.instance_type) == (cloud, region, itype):
+                del offers[key]
+                del sources[key]
     for market, host, gpus, column in GCP_ROWS:
         put("gcp", "us-central1", "a3-ultragpu-8g", market, Decimal(host) + Decimal(gpus),
             GCP.format(host=host, gpus=gpus, column=column))
