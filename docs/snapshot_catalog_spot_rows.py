@@ -24,8 +24,8 @@ the files carry no fetch date, so each label names the commit read):
   regions of that file the H200 on-demand cell is below its spot cell, so not a list price.
   a4-highgpu-8g (B200) is not added: its host rows are priced 0.0 there.
 
-Not replaced (no row read): the other AWS g4dn/g5/g6/g6e/p3 spot rows and every eu-west-1
-AWS spot row stay "illustrative", as do GCP's spot rows.
+Not replaced (no row read): the other AWS g4dn/g5/g6/g6e/p3 spot rows and the other
+eu-west-1 AWS spot rows stay "illustrative", as do GCP's spot rows.
 """
 
 from __future__ import annotations
@@ -84,6 +84,13 @@ AWS_SPOT: dict[tuple[str, str], dict[str, str]] = {
     ("us-east-1", "p5en.48xlarge"): {"use1-az2": "18.2492", "use1-az6": "16.5551"},
     ("us-west-2", "p5en.48xlarge"): {"usw2-az2": "23.893", "usw2-az3": "15.482",
                                       "usw2-az4": "18.3464"},
+    ("us-east-1", "g5.xlarge"): {"use1-az1": "0.4507", "use1-az2": "0.4246",
+                                  "use1-az4": "0.436", "use1-az5": "0.4259",
+                                  "use1-az6": "0.4364"},
+    ("us-west-2", "g5.xlarge"): {"usw2-az1": "0.4857", "usw2-az2": "0.5134",
+                                  "usw2-az3": "0.4829"},
+    ("eu-west-1", "g5.xlarge"): {"euw1-az1": "0.5765", "euw1-az2": "0.5746",
+                                  "euw1-az3": "0.5727"},
     ("us-east-1", "g6.xlarge"): {"use1-az1": "0.4011", "use1-az2": "0.3653",
                                   "use1-az4": "0.349", "use1-az6": "0.3988"},
     ("us-west-2", "g6.xlarge"): {"usw2-az1": "0.425", "usw2-az2": "0.4537",
