@@ -9,7 +9,8 @@ read is in each source label; SkyPilot refreshes these files from each cloud's p
 API and records no fetch date in them). Only on-demand prices are taken:
 
 - AWS spot rows in that catalog are keyed by zone *id* (usw2-az1), which does not map to
-  the zone names gpuopt stores without an account's mapping, so none are added here;
+  the zone names gpuopt stores without an account's mapping, so none are added here
+  (``docs/snapshot_catalog_spot_rows.py``, run after this script, adds them per region);
 - the RunPod catalog's SpotPrice equals its Price in the version read, and the Vast.ai
   catalog's SpotPrice is 0.00: neither is a real interruptible price.
 - p5e.48xlarge has no on-demand price in the catalog (Capacity Blocks only): left out.

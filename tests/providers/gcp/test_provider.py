@@ -73,6 +73,33 @@ def test_machine_prices_are_parts_summed(api: FakeGoogleApi, provider: GcpProvid
     assert g2.price_per_hour == D("0.353139") + 4 * D("0.015742") + 16 * D("0.001844")
 
 
+def test_a3_host_parts_match_the_published_machine_prices(
+    api: FakeGoogleApi, provider: GcpProvider
+) -> None:
+    """The recorded A3 core/RAM SKUs price the host as SkyPilot's catalog does.
+
+    skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv (commit 006059e0, read
+    2026-12-01) prices the A3 hosts without their GPUs: a3-highgpu-1g us-central1
+    1.18251 on demand / 0.36117 spot, europe-west4 1.24163 / 0.28434 (the 2g/4g/8g rows
+    are 2/4/8 times these), a3-ultragpu-8g (224 vCPU, 2952 GiB, the same A3 core and RAM
+    SKUs) 12.266 / 3.74713 and 12.8793 / 2.94949. The two shapes fix the per-vCPU and
+    per-GiB rates recorded here (us-central1 0.0254983 and 0.00222032 on demand; the
+    spot rates come out 0.305 of those for both parts, as one family's should). The same
+    method on the A2 rows gives the A2 SKUs above exactly (0.031611, 0.004237).
+    """
+    route_recorded(api)
+    offers = by_key(provider.fetch(NOW).offers)
+    cases = {
+        ("us-central1", "a3-highgpu-8g", "on-demand"): (8 * D("9.79655"), 8 * D("1.18251")),
+        ("europe-west4", "a3-highgpu-8g", "on-demand"): (8 * D("10.776205"),
+                                                         8 * D("1.24163")),
+        ("us-central1", "a3-highgpu-1g", "spot"): (D("3.91862"), D("0.36117")),
+        ("europe-west4", "a3-highgpu-1g", "spot"): (D("4.310482"), D("0.28434")),
+    }
+    for key, (gpus, host) in cases.items():
+        assert abs(offers[key].price_per_hour - gpus - host) < D("0.0002"), key
+
+
 def test_markets_follow_skus_and_shape_rules(api: FakeGoogleApi, provider: GcpProvider) -> None:
     route_recorded(api)
     offers = by_key(provider.fetch(NOW).offers)
