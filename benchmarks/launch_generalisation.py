@@ -13,7 +13,7 @@ benchmarks/simulate_sweep.py; prints mean cost ratio to the optimum and misses, 
 and multi-zone apart.
 
 Tried on the launch model and not kept (none improved held-out and synthetic figures
-together; most made them worse, issue 16 notes): chance of a launch from an alternating
+together; most made them worse): chance of a launch from an alternating
 renewal model (the next run, then the long-run availability) instead of "one change of
 state at most", with point-mass or smoothed (log-uniform within a bucket) run lengths;
 on-demand probes gated at 1 restart + a tick, a tick, or only by expected value;
