@@ -36,6 +36,8 @@ def measured_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: igno
     monkeypatch.setenv("GPUOPT_DATABASE_URL", url)
     store = open_store(url)
     job_file = write_job(tmp_path, "measured", RUN)
+    # The fake GPUs are L4s (23,028 MiB): plan on L4s, whatever is cheapest elsewhere.
+    job_file.write_text(job_file.read_text().replace("gpus: [T4, L4, A10G]", "gpus: [L4]"))
     job_id = submit(store, job_file)
     ex = LocalExecutor(tmp_path / "attempts", telemetry_interval=0.1)
     job = run_until_done(store, lambda kind: ex, job_id)
