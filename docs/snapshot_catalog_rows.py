@@ -10,7 +10,9 @@ API and records no fetch date in them). Only on-demand prices are taken:
 
 - AWS spot rows in that catalog are keyed by zone *id* (usw2-az1), which does not map to
   the zone names gpuopt stores without an account's mapping, so none are added here
-  (``docs/snapshot_catalog_spot_rows.py``, run after this script, adds them per region);
+  (``docs/snapshot_catalog_spot_rows.py``, then ``snapshot_catalog_aws_rows.py`` and
+  ``snapshot_catalog_gcp_rows.py``, run after this script in that order, add them per
+  region, with AWS eu-west-1 on-demand and GCP's spot and europe-west4 rows);
 - the RunPod catalog's SpotPrice equals its Price in the version read, and the Vast.ai
   catalog's SpotPrice is 0.00: neither is a real interruptible price.
 - p5e.48xlarge has no on-demand price in the catalog (Capacity Blocks only): left out.

@@ -24,8 +24,9 @@ the files carry no fetch date, so each label names the commit read):
   regions of that file the H200 on-demand cell is below its spot cell, so not a list price.
   a4-highgpu-8g (B200) is not added: its host rows are priced 0.0 there.
 
-Not replaced (no row read): the other AWS g4dn/g5/g6/g6e/p3 spot rows and the other
-eu-west-1 AWS spot rows stay "illustrative", as do GCP's spot rows.
+The other AWS g4dn/g5/g6/g6e/p3/p4d spot rows, the eu-west-1 on-demand rows and GCP's
+spot rows are read from the same catalogs by ``docs/snapshot_catalog_aws_rows.py`` and
+``docs/snapshot_catalog_gcp_rows.py``, run after this script in that order.
 """
 
 from __future__ import annotations

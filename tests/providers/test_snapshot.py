@@ -99,6 +99,29 @@ def test_no_spot_row_is_an_illustrative_figure_where_a_real_one_was_read() -> No
     assert t4.price_per_hour == Decimal("0.062699")
 
 
+def test_only_what_no_catalog_covers_is_still_derived() -> None:
+    """Issue 18: every spot row is a read quote; the estimates left are the ones no catalog
+    file read covers (Azure westeurope; GCP europe-west4 A100 machines, whose catalog
+    on-demand cells are not list prices), and the reserved rows stay approximate."""
+    snap = load_snapshot()
+    label = {o.key: snap.sources[o.key].split(":")[0] for o in snap.offers}
+    spot = [o for o in snap.offers if o.market is Market.SPOT]
+    assert spot and all(label[o.key] != "illustrative" for o in spot)
+    estimates = {(o.cloud, o.region) for o in snap.offers if label[o.key] == "estimate"}
+    assert estimates == {("azure", "westeurope"), ("gcp", "europe-west4")}
+    assert {o.instance_type.rsplit("-", 1)[0] for o in snap.offers
+            if o.cloud == "gcp" and label[o.key] == "estimate"} == {"a2-highgpu", "a2-ultragpu"}
+    assert all(o.market is Market.ON_DEMAND for o in snap.offers if label[o.key] == "estimate")
+    assert all(label[o.key] == "approximate" for o in snap.offers
+               if o.market in (Market.RESERVED_1Y, Market.RESERVED_3Y))
+    # The GCP catalog rows are host + accelerator sums, as the label says.
+    g2 = next(o for o in snap.offers if o.key == ("gcp", "europe-west4", "", "g2-standard-4",
+                                                    "on-demand"))
+    assert g2.price_per_hour == Decimal("0.15429") + Decimal("0.58804")
+    assert "g2-standard-4 europe-west4 0.15429 + accelerator row L4 x1 0.58804" in (
+        snap.sources[g2.key])
+
+
 def test_document_round_trips() -> None:
     snap = load_snapshot()
     text = snapshot_document(snap.offers, snap.as_of, snap.sources, note="n")
