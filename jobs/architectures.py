@@ -67,6 +67,8 @@ class Architecture:
     _active: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
+        # one order and type, however given (a stored spec's JSON gives a list)
+        object.__setattr__(self, "sliding_layers", tuple(sorted(set(self.sliding_layers))))
         if self.sliding_window < 0 or any(not 0 <= i < self.layers for i in self.sliding_layers):
             raise ValueError(f"{self.name}: sliding_window must be >= 0 and sliding_layers "
                              f"layer numbers 0..{self.layers - 1}")
@@ -121,7 +123,7 @@ class Architecture:
     @property
     def windowed_layers(self) -> int:
         """Layers with a sliding window (0 when the model has none)."""
-        return len(set(self.sliding_layers)) if self.sliding_window else 0
+        return len(self.sliding_layers) if self.sliding_window else 0
 
     def kv_layer_tokens(self, tokens: int) -> int:
         """Tokens of KV cache summed over the layers for a ``tokens``-long sequence: a
