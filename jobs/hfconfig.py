@@ -272,13 +272,14 @@ def _sliding(cfg: dict[str, Any], model_type: str, layers: int) -> dict[str, Any
       local unless (i + 1) % period == 0, period 2 (Gemma2Config) or
       ``sliding_window_pattern`` (Gemma3TextConfig, default 6).
     - any other family: none (LlamaConfig, GemmaConfig have no window).
-    A null window means none; a window at least the context drops nothing (min()).
+    A null (or 0) window means none; a window at least the context drops nothing (min()).
     """
     if model_type not in _EVERY_LAYER | _QWEN | {"gemma2", "gemma3_text"}:
         return {}
     if "sliding_window" in cfg:
         raw = cfg["sliding_window"]
-        window = _int(cfg, "sliding_window") if raw is not None else 0
+        window = 0 if raw is None or (raw == 0 and not isinstance(raw, bool)) \
+            else _int(cfg, "sliding_window")
     else:
         window = _DEFAULT_WINDOW.get(model_type, 0)
     if not window:

@@ -136,6 +136,37 @@ def test_gemma3_five_local_one_global() -> None:
         architecture_from_hf_config({**GEMMA3_1B, "layer_types": ["full_attention"]})
 
 
+# microsoft/Phi-3-mini-4k-instruct config.json (transformers_version 4.40.2), its keys
+# that the reader uses: "sliding_window": 2047 in a 4,096-token context.
+PHI3_MINI_4K = {"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+                "max_position_embeddings": 4096, "num_attention_heads": 32,
+                "num_hidden_layers": 32, "num_key_value_heads": 32, "sliding_window": 2047,
+                "tie_word_embeddings": False, "vocab_size": 32064}
+
+
+def test_phi3_mini_4k_windows_every_layer_at_2047() -> None:
+    a = architecture_from_hf_config(PHI3_MINI_4K)
+    table = ARCHITECTURES["phi-3-mini"]
+    assert a.sliding_window == 2047 and a.sliding_layers == tuple(range(32))
+    assert (a.sliding_window, a.sliding_layers, a.params) == (
+        table.sliding_window, table.sliding_layers, table.params)
+    # 32 x 2 x 32 x 96 x 2 B = 393,216 B a token: 2,047 of the 4,096 kept
+    assert kv_cache_bytes(a, 4096, 1, 2) == 393_216 * 2047
+
+
+@pytest.mark.parametrize("value", [None, 0])
+def test_null_or_zero_window_is_none(value: object) -> None:
+    a = architecture_from_hf_config({**PHI3_MINI_4K, "sliding_window": value})
+    assert a.windowed_layers == 0 and a.sliding_layers == ()
+
+
+def test_a_window_that_is_not_a_count_is_refused() -> None:
+    with pytest.raises(HfConfigError, match="sliding_window"):
+        architecture_from_hf_config({**PHI3_MINI_4K, "sliding_window": "4k"})
+    with pytest.raises(ValueError, match="sliding_layers"):
+        dataclasses.replace(MISTRAL, sliding_layers=(32,))
+
+
 def test_windows_leave_parameter_totals_alone() -> None:
     for name in ("gemma-2-9b", "gemma-2-27b", "mistral-7b", "phi-3-mini", "starcoder2-7b"):
         a = ARCHITECTURES[name]
