@@ -52,6 +52,11 @@ class Architecture:
     norm_bias: bool = False  # LayerNorm (weight + bias) vs RMSNorm (weight)
     norms_per_layer: int = 2  # Falcon-7B's parallel block has 1; Gemma-2's sandwich has 4
     learned_positions: int = 0  # rows of a learned position table (GPT-2, OPT)
+    # Sliding-window attention: the layers (0-based) that attend to only the last
+    # ``sliding_window`` tokens, so an engine keeps at most that many tokens of their KV
+    # cache (kv_layer_tokens). 0 / (): every layer attends to the whole context.
+    sliding_window: int = 0
+    sliding_layers: tuple[int, ...] = ()
     hf_id: str | None = None
     # module naming (modules.py): llama | falcon | neox | gpt2 | opt | phi3 | mpt |
     # starcoder2 | deepseek
@@ -62,6 +67,11 @@ class Architecture:
     _active: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
+        # one order and type, however given (a stored spec's JSON gives a list)
+        object.__setattr__(self, "sliding_layers", tuple(sorted(set(self.sliding_layers))))
+        if self.sliding_window < 0 or any(not 0 <= i < self.layers for i in self.sliding_layers):
+            raise ValueError(f"{self.name}: sliding_window must be >= 0 and sliding_layers "
+                             f"layer numbers 0..{self.layers - 1}")
         params = self.params_override or self.computed_params()
         object.__setattr__(self, "_params", params)
         object.__setattr__(self, "_active", self._active_params(params))
@@ -109,6 +119,22 @@ class Architecture:
         if not self.is_moe:
             return self.intermediate_size
         return self.expert_size * self.experts_per_token + self.shared_expert_size
+
+    @property
+    def windowed_layers(self) -> int:
+        """Layers with a sliding window (0 when the model has none)."""
+        return len(self.sliding_layers) if self.sliding_window else 0
+
+    def kv_layer_tokens(self, tokens: int) -> int:
+        """Tokens of KV cache summed over the layers for a ``tokens``-long sequence: a
+        full-attention layer keeps all of them, a sliding-window layer at most
+        ``sliding_window`` (what transformers' sliding-window cache layers allocate, what
+        vLLM's hybrid KV cache manager keeps once it frees the blocks that fell out of the
+        window, and what llama.cpp's SWA cache keeps per sequence)."""
+        windowed = self.windowed_layers
+        if not windowed:
+            return self.layers * tokens
+        return (self.layers - windowed) * tokens + windowed * min(tokens, self.sliding_window)
 
     def kv_cache_width(self, tp: int = 1) -> int:
         """Elements cached per token and layer on one of ``tp`` tensor-parallel GPUs.
@@ -250,6 +276,18 @@ class Architecture:
         return params - idle
 
 
+def every_layer(layers: int) -> tuple[int, ...]:
+    """Mistral-7B v0.1, Phi-3, StarCoder2: one window on every layer."""
+    return tuple(range(layers))
+
+
+def local_global(layers: int, period: int) -> tuple[int, ...]:
+    """Interleaved local/global attention: layer i is windowed unless (i + 1) % period == 0
+    (transformers: Gemma2Config's layer_types default, period 2, layers 0, 2, 4, ... local;
+    Gemma3TextConfig's, period sliding_window_pattern = 6, five local then one global)."""
+    return tuple(i for i in range(layers) if (i + 1) % period)
+
+
 def _llama(name: str, hf_id: str, h: int, layers: int, heads: int, kv: int, i: int, vocab: int,
            max_pos: int, **kw: object) -> Architecture:
     return Architecture(name=name, hf_id=hf_id, hidden_size=h, layers=layers, heads=heads,
@@ -265,13 +303,20 @@ _TABLE: tuple[Architecture, ...] = (
     _llama("llama-3-70b", "meta-llama/Meta-Llama-3-70B", 8192, 80, 64, 8, 28672, 128256, 8192),
     _llama("llama-3.1-8b", "meta-llama/Llama-3.1-8B", 4096, 32, 32, 8, 14336, 128256, 131072),
     _llama("llama-3.1-70b", "meta-llama/Llama-3.1-70B", 8192, 80, 64, 8, 28672, 128256, 131072),
-    _llama("mistral-7b", "mistralai/Mistral-7B-v0.1", 4096, 32, 32, 8, 14336, 32000, 32768),
+    # Mistral-7B v0.1: "sliding_window": 4096 in its config.json
+    # (huggingface.co/mistralai/Mistral-7B-v0.1/resolve/main/config.json; copy in
+    # tests/jobs/hf_configs), on every layer (MistralAttention). v0.2 and later set it null.
+    _llama("mistral-7b", "mistralai/Mistral-7B-v0.1", 4096, 32, 32, 8, 14336, 32000, 32768,
+           sliding_window=4096, sliding_layers=every_layer(32)),
+    # Mixtral-8x7B v0.1: "sliding_window": null (tests/jobs/hf_configs): full attention.
     _llama("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", 4096, 32, 32, 8, 14336, 32000, 32768,
            num_experts=8, experts_per_token=2),
     _llama("qwen2.5-7b", "Qwen/Qwen2.5-7B", 3584, 28, 28, 4, 18944, 152064, 131072,
            attention_bias=True),
+    # Phi-3-mini-4k: "sliding_window": 2047 in its config.json (max_position_embeddings
+    # 4096); transformers' Phi3Attention passes config.sliding_window on every layer.
     _llama("phi-3-mini", "microsoft/Phi-3-mini-4k-instruct", 3072, 32, 32, 32, 8192, 32064,
-           4096, family="phi3"),
+           4096, family="phi3", sliding_window=2047, sliding_layers=every_layer(32)),
     # Falcon-7B: multi-query attention (1 K/V head), parallel attention+MLP sharing one
     # LayerNorm, GELU MLP of 4h, no linear biases, lm_head tied to the embedding.
     Architecture(name="falcon-7b", hf_id="tiiuae/falcon-7b", hidden_size=4544, layers=32,
@@ -314,15 +359,22 @@ _TABLE: tuple[Architecture, ...] = (
            moe_intermediate_size=768),
     # Gemma-2: head_dim 256 (9B) / 128 (27B) independent of hidden/heads, GeGLU MLP,
     # four RMSNorms per block (pre/post attention, pre/post MLP), tied embeddings.
+    # Sliding window: "sliding_window": 4096 in both config.json files (no layer_types),
+    # on layers 0, 2, 4, ... (Gemma2Config: "sliding_attention" if (i + 1) % 2 else
+    # "full_attention"), so 21 of 42 / 23 of 46 layers are local.
     _llama("gemma-2-9b", "google/gemma-2-9b", 3584, 42, 16, 8, 14336, 256000, 8192,
-           head_dim=256, norms_per_layer=4, tie_embeddings=True),
+           head_dim=256, norms_per_layer=4, tie_embeddings=True,
+           sliding_window=4096, sliding_layers=local_global(42, 2)),
     _llama("gemma-2-27b", "google/gemma-2-27b", 4608, 46, 32, 16, 36864, 256000, 8192,
-           head_dim=128, norms_per_layer=4, tie_embeddings=True),
+           head_dim=128, norms_per_layer=4, tie_embeddings=True,
+           sliding_window=4096, sliding_layers=local_global(46, 2)),
     # Mistral-Nemo: head_dim 128 with 32 heads (q is 4096 wide, hidden 5120).
     _llama("mistral-nemo-12b", "mistralai/Mistral-Nemo-Base-2407", 5120, 40, 32, 8, 14336,
            131072, 1024000, head_dim=128),
+    # "sliding_window": 262144 in its config.json: wider than the 131072-token context, so
+    # it never drops a token (kept so the config reads back to this entry).
     _llama("phi-3.5-mini", "microsoft/Phi-3.5-mini-instruct", 3072, 32, 32, 32, 8192, 32064,
-           131072, family="phi3"),
+           131072, family="phi3", sliding_window=262144, sliding_layers=every_layer(32)),
     # DeepSeek-V2-Lite: MLA with a full q_proj (q_lora_rank null), K/V compressed to 512
     # + a 64-wide rope key; layer 0 dense (first_k_dense_replace 1, 10944 wide), the other
     # 26 MoE: 64 routed experts of 1408 (6 per token) + 2 shared (2 x 1408).
@@ -345,11 +397,13 @@ _TABLE: tuple[Architecture, ...] = (
                  max_position_embeddings=2048, gated_mlp=False, attention_bias=True,
                  mlp_bias=True, norm_bias=True, family="neox"),
     # StarCoder2-7B: GQA (4 KV heads of 128), GELU MLP c_fc/c_proj, use_bias, LayerNorm,
-    # embeddings tied (Starcoder2Config's default; the config.json does not override it).
+    # embeddings tied (Starcoder2Config's default; the config.json does not override it);
+    # "sliding_window": 4096 on every layer (Starcoder2Attention), 16384-token context.
     Architecture(name="starcoder2-7b", hf_id="bigcode/starcoder2-7b", hidden_size=4608,
                  layers=32, heads=36, kv_heads=4, intermediate_size=18432, vocab_size=49152,
                  max_position_embeddings=16384, gated_mlp=False, tie_embeddings=True,
-                 attention_bias=True, mlp_bias=True, norm_bias=True, family="starcoder2"),
+                 attention_bias=True, mlp_bias=True, norm_bias=True, family="starcoder2",
+                 sliding_window=4096, sliding_layers=every_layer(32)),
     # Falcon-40B: the "new decoder architecture": 8 KV heads, parallel attention + MLP
     # with two LayerNorms (ln_attn, ln_mlp), no linear biases, tied embeddings.
     Architecture(name="falcon-40b", hf_id="tiiuae/falcon-40b", hidden_size=8192, layers=60,

@@ -18,6 +18,10 @@ class's default:
   ``moe_layer_freq``.
 - gemma, gemma2, gemma3_text: ``head_dim`` independent of hidden/heads, GeGLU MLP,
   embeddings tied by default; Gemma-2/3 have four norms a block, Gemma-3 q/k norms.
+- sliding-window attention (``sliding_window``; see _sliding): every layer for mistral,
+  mixtral, phi3, starcoder2; ``layer_types`` where given, else Gemma-2's alternation and
+  Gemma-3's ``sliding_window_pattern``; Qwen only with ``use_sliding_window`` (layers from
+  ``max_window_layers`` on).
 - gpt_neox: ``use_parallel_residual`` (attention and MLP side by side; two LayerNorms
   either way), biases on every linear (``attention_bias``), untied ``embed_out``.
 - mpt: ``d_model``, ``n_layers``, ``n_heads``, ``expansion_ratio``, ``max_seq_len``,
@@ -40,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.architectures import Architecture, every_layer, local_global
 from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 
 # A Hugging Face config.json is a few KiB; a file beyond this is not one.
@@ -204,14 +208,16 @@ def _starcoder2(cfg: dict[str, Any], name: str) -> Architecture:
     h = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
     bias = _bool(cfg, "use_bias", True)
+    layers = _int(cfg, "num_hidden_layers")
     return Architecture(
-        name=name, layers=_int(cfg, "num_hidden_layers"), hidden_size=h, heads=heads,
+        name=name, layers=layers, hidden_size=h, heads=heads,
         kv_heads=_int(cfg, "num_key_value_heads", default=heads),
         intermediate_size=_int(cfg, "intermediate_size", default=4 * h),
         vocab_size=_int(cfg, "vocab_size"),
         max_position_embeddings=_int(cfg, "max_position_embeddings", default=4096),
         gated_mlp=False, tie_embeddings=_bool(cfg, "tie_word_embeddings", True),
         attention_bias=bias, mlp_bias=bias, norm_bias=True, family="starcoder2",
+        **_sliding(cfg, "starcoder2", layers),
     )
 
 
@@ -246,6 +252,59 @@ def _deepseek(cfg: dict[str, Any], name: str) -> Architecture:
         tie_embeddings=_bool(cfg, "tie_word_embeddings", False),
         attention_bias=_bool(cfg, "attention_bias", False), family="deepseek",
     )
+
+
+# Config classes whose default window applies when config.json leaves the key out
+# (MistralConfig, Gemma2Config, Gemma3TextConfig: 4096; the others: None).
+_DEFAULT_WINDOW = {"mistral": 4096, "gemma2": 4096, "gemma3_text": 4096}
+_EVERY_LAYER = frozenset({"mistral", "mixtral", "phi3", "starcoder2"})
+_QWEN = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
+
+
+def _sliding(cfg: dict[str, Any], model_type: str, layers: int) -> dict[str, Any]:
+    """sliding_window / sliding_layers as transformers' configuration classes derive them.
+
+    - mistral, mixtral, phi3, starcoder2: ``sliding_window`` on every layer (their
+      attention passes config.sliding_window; MistralConfig ignores ``layer_types``).
+    - qwen2/qwen3 (and MoE): none unless ``use_sliding_window`` (default false; then
+      layers i >= ``max_window_layers``, Qwen2Config's default 28).
+    - gemma2, gemma3_text: ``layer_types`` when config.json lists them, else layer i is
+      local unless (i + 1) % period == 0, period 2 (Gemma2Config) or
+      ``sliding_window_pattern`` (Gemma3TextConfig, default 6).
+    - any other family: none (LlamaConfig, GemmaConfig have no window).
+    A null (or 0) window means none; a window at least the context drops nothing (min()).
+    """
+    if model_type not in _EVERY_LAYER | _QWEN | {"gemma2", "gemma3_text"}:
+        return {}
+    if "sliding_window" in cfg:
+        raw = cfg["sliding_window"]
+        window = 0 if raw is None or (raw == 0 and not isinstance(raw, bool)) \
+            else _int(cfg, "sliding_window")
+    else:
+        window = _DEFAULT_WINDOW.get(model_type, 0)
+    if not window:
+        return {}
+    if model_type in _EVERY_LAYER:
+        return {"sliding_window": window, "sliding_layers": every_layer(layers)}
+    if model_type in _QWEN:
+        if not _bool(cfg, "use_sliding_window", False):
+            return {}
+        first = cfg.get("max_window_layers", 28)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            raise HfConfigError("config.json max_window_layers must be a layer count >= 0")
+        return {"sliding_window": window,
+                "sliding_layers": tuple(range(min(first, layers), layers))}
+    types = cfg.get("layer_types")
+    if types is not None:
+        if (not isinstance(types, list) or len(types) != layers
+                or not all(t in ("sliding_attention", "full_attention") for t in types)):
+            raise HfConfigError(f"config.json layer_types must list {layers} entries, each "
+                                "'sliding_attention' or 'full_attention'")
+        local = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+    else:
+        period = 2 if model_type == "gemma2" else _int(cfg, "sliding_window_pattern", default=6)
+        local = local_global(layers, period)
+    return {"sliding_window": window, "sliding_layers": local} if local else {}
 
 
 def _qwen_moe_dense_layers(cfg: dict[str, Any], layers: int) -> int:
@@ -295,6 +354,7 @@ def _llama_like(cfg: dict[str, Any], name: str, model_type: str) -> Architecture
         mlp_bias=_bool(cfg, "mlp_bias", False),
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         family="phi3" if model_type == "phi3" else "llama",
+        **_sliding(cfg, model_type, layers),
     )
 
 

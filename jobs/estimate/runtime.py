@@ -33,7 +33,7 @@ from gpuopt.jobs.estimate.calibration import (
 from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
-from gpuopt.jobs.estimate.memory.inference import KV_BYTES, kv_cache_bytes
+from gpuopt.jobs.estimate.memory.inference import KV_BYTES, mean_kv_layer_tokens
 from gpuopt.jobs.estimate.memory.training import lora_params
 from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes
 from gpuopt.jobs.estimate.utilisation import training_mfu
@@ -167,7 +167,9 @@ class InferenceMemory:
     """What the inference runtime needs from the memory model, per GPU."""
 
     weight_bytes: float  # weights each GPU reads per decode step
-    kv_bytes_per_token: float  # KV cache per token of one sequence, per GPU
+    # KV cache one sequence's decode step reads, per GPU, averaged over its output tokens
+    # (sliding-window layers read at most their window: inference.mean_kv_layer_tokens)
+    kv_bytes_per_sequence: float
     max_batch: int  # sequences the engine runs at once (effective concurrency)
 
 
@@ -197,8 +199,7 @@ def inference_runtime(
     quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
-    mean_context = prompt + output / 2
-    step_bytes = memory.weight_bytes + batch * mean_context * memory.kv_bytes_per_token
+    step_bytes = memory.weight_bytes + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
     step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
     step_s = max(step_memory_s, step_compute_s)
@@ -280,7 +281,8 @@ def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
             else compute_bytes(workload.weight_precision))
     return InferenceMemory(
         weight_bytes=float(est.components["weights"]),
-        kv_bytes_per_token=kv_cache_bytes(arch, 1, 1, kv_b, gpus),
+        kv_bytes_per_sequence=arch.kv_cache_width(gpus) * kv_b * mean_kv_layer_tokens(
+            arch, workload.prompt_len, workload.output_len),
         max_batch=max(fit.concurrency or 1, 1),
     )
 

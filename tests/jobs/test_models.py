@@ -124,7 +124,8 @@ def test_config_json_reads_to_the_table_entry(path: Path) -> None:
     assert table is not None and table.hf_id is not None and find_architecture(table.hf_id) is table
     for field in ("layers", "hidden_size", "heads", "kv_heads", "dim_head", "vocab_size",
                   "num_experts", "experts_per_token", "expert_size", "tie_embeddings",
-                  "kv_lora_rank", "qk_rope_head_dim", "gated_mlp", "params", "active_params"):
+                  "kv_lora_rank", "qk_rope_head_dim", "gated_mlp", "params", "active_params",
+                  "sliding_window", "sliding_layers"):
         assert getattr(arch, field) == getattr(table, field), field
 
 

@@ -49,13 +49,13 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             if workload.kv_cache_dtype
             else weights.compute_bytes(precision)
         )
+        step = workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS
         per_seq = inference.kv_cache_bytes(arch, workload.sequence_length, 1, kv_b, tp)
         parts["weights"] = w / tp
-        parts["kv_cache"] = per_seq * seqs
+        parts["kv_cache"] = per_seq * seqs + inference.sliding_prefill_bytes(
+            arch, workload.sequence_length, step, kv_b, tp)
         parts["activations"] = inference.step_working_bytes(
-            arch, workload.prompt_len, seqs,
-            workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS, precision,
-            workload.flash_attention, tp,
+            arch, workload.prompt_len, seqs, step, precision, workload.flash_attention, tp,
         )
         parts["workspace"] = weights.dequant_workspace_bytes(arch, precision, tp,
                                                              workload.double_quant)
