@@ -10,8 +10,9 @@ running. Two steps are timed:
 
 1. **place**: every job is queued, so the step plans each one on the prices of this
    moment, claims an attempt (one committed transaction per job) and launches it;
-2. **watch**: every job has a running attempt, so the step only asks the executor about
-   it (no planning).
+2. **watch**: every job has a running attempt, so the step asks the executor about it;
+   a job under the deadline spot policy (``spot: auto`` with a deadline) is also decided
+   for (keep or move: one plan and its places' availability history each).
 
 Printed: the time of each step (wall clock, and this process's CPU time, which a busy
 machine inflates less), jobs placed / watched, and how often the step loaded the offer
@@ -115,7 +116,7 @@ def main() -> None:
 def run(tmp: Path, n_jobs: int, n_offers: int) -> None:
     import gpuopt.orchestrator.reconcile as reconcile_mod
     import gpuopt.policies.index as index_mod
-    import gpuopt.policies.placement as placement_mod
+    import gpuopt.policies.next_attempt as placement_mod
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.price_history import latest_offers, record_offers
