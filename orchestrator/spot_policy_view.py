@@ -101,8 +101,9 @@ def _planned(spec: JobSpec, job: JobRow, fraction: float, settings: Settings,
 def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
                           attempts: Sequence[AttemptRow], now: datetime,
                           ) -> SpotPolicyView | None:
-    """The sentence for this job (None: not ``spot: auto``, no deadline, finished, or no
-    on-demand placement to measure the work left by)."""
+    """The sentence for this job (None: the deadline spot policy does not decide it
+    (policies.next_attempt.governed), finished, or no on-demand placement to measure the
+    work left by)."""
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import load_stored_spec
     from gpuopt.orchestrator.placement_inputs import remaining_fraction
@@ -114,7 +115,9 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
         spec = load_stored_spec(job)
     except UserError:
         return None
-    if spec.resources.spot != "auto":
+    from gpuopt.policies.next_attempt import governed
+
+    if not governed(spec, job.deadline_at):
         return None
     fraction = remaining_fraction(attempts)
     work_left, types = _planned(spec, job, fraction, settings, store, now)

@@ -6,7 +6,8 @@ Two steps, so that the orchestrator loads only what the decision reads
 
 1. :func:`plan_next_attempt`: the budget left (policies.budget; exhausted: NoPlace), one
    ``plan_job`` on the job's deadline, budget, work left and avoid list, and for a job
-   under the deadline spot policy (:func:`governed`: ``spot: auto`` with a deadline) the
+   under the deadline spot policy (:func:`governed`: ``spot: auto`` with a deadline and a
+   checkpoint) the
    spot locations it may hold: every allowed place selling the best spot placement's
    GPU and count (cheapest offer per place), in place order, plus the place it holds;
 2. :func:`decide_next_attempt`: for a governed job, the spot policy's live decision
@@ -91,8 +92,12 @@ class JobSoFar:
 
 
 def governed(spec: JobSpec, deadline_at: datetime | None) -> bool:
-    """Does the deadline spot policy decide this job's spot / on-demand / wait?"""
-    return spec.resources.spot == "auto" and deadline_at is not None
+    """Does the deadline spot policy decide this job's spot / on-demand / wait? ``spot:
+    auto``, a deadline, and a checkpoint: the policy's model (and its deadline guarantee)
+    takes the work done to survive a restart; a job without checkpoints loses it, and
+    the plan's ranking (which costs that loss) places it instead."""
+    return (spec.resources.spot == "auto" and deadline_at is not None
+            and spec.checkpoint is not None)
 
 
 @dataclass(frozen=True, slots=True)

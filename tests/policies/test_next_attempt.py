@@ -32,6 +32,7 @@ from tests.policies.test_placement import NOW, ctx, offer
 from tests.policies.test_placement import spec as _spec
 
 TICK_S = 30.0
+GOVERNED = "deadline: 40h\ncheckpoint:\n  dir: /tmp/ckpt\n"  # with spot: auto (default)
 
 
 def spec(extra: str = "") -> JobSpec:
@@ -138,7 +139,7 @@ def test_the_deadline_policy_decides(hold: str, plans: list[object],
     deadline = NOW + timedelta(hours=40)
     holding = Holding(Kind.ON_DEMAND, None, 60.0) if hold == "keep" else Holding()
     job = _job(deadline_at=deadline, fraction_left=0.5, holding=holding)
-    got = decide_next(spec("deadline: 40h\n"), INDEX3, ctx(), job, SPOT_IN)
+    got = decide_next(spec(GOVERNED), INDEX3, ctx(), job, SPOT_IN)
     assert len(plans) == 1 and len(asked) == 1
     live, locations, od, _history, policy = asked[0]
     assert policy == "auto" and str(od) == "1.00"
@@ -163,7 +164,7 @@ def test_the_deadline_policy_ignores_the_avoid_list(plans: list[object]) -> None
     """Where spot was preempted or missing is in the history the policy reads."""
     east = Place("aws", "us-east-1", "us-east-1b")
     job = _job(deadline_at=NOW + timedelta(hours=40), avoid=frozenset({east}))
-    planned = plan_next_attempt(spec("deadline: 40h\n"), INDEX3, ctx(), job)
+    planned = plan_next_attempt(spec(GOVERNED), INDEX3, ctx(), job)
     assert not isinstance(planned, NoPlace)
     assert planned.ctx.avoid == frozenset() and not planned.ctx.spot_slack_check
     assert SpotPlace(east, "g5.xlarge", Market.SPOT) in planned.spot_places or any(
@@ -173,7 +174,16 @@ def test_the_deadline_policy_ignores_the_avoid_list(plans: list[object]) -> None
 def test_a_governed_job_without_the_policy_inputs_keeps_what_it_holds() -> None:
     job = _job(deadline_at=NOW + timedelta(hours=40),
                holding=Holding(Kind.ON_DEMAND, None, 10.0))
-    assert isinstance(decide_next(spec("deadline: 40h\n"), INDEX3, ctx(), job), Keep)
+    assert isinstance(decide_next(spec(GOVERNED), INDEX3, ctx(), job), Keep)
+
+
+def test_without_a_checkpoint_the_plan_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The policy's model takes the work done to survive a restart: without a checkpoint
+    the plan's ranking (which costs the lost work) places the job."""
+    monkeypatch.setattr(next_attempt, "decide", lambda *a: pytest.fail("asked"))
+    job = _job(deadline_at=NOW + timedelta(hours=40))
+    got = decide_next(spec("deadline: 40h\n"), INDEX3, ctx(), job, SPOT_IN)
+    assert isinstance(got, Placed) and got.note == ""
 
 
 def test_no_deadline_no_policy(monkeypatch: pytest.MonkeyPatch) -> None:
