@@ -19,8 +19,8 @@ file ``snapshot_catalog_spot_rows.py`` reads; it carries no fetch date):
 
 The catalog lists no g6 or g6e in eu-west-1 (snapshot_catalog_spot_rows.py already drops
 the eu-west-1 g6 rows; the snapshot has no eu-west-1 g6e row). The eu-west-1 reserved rows
-stay "approximate" (no reserved column in the catalog); they were derived from the old
-eu-west-1 estimate.
+were "approximate" (derived from the old eu-west-1 estimate; the catalog has no reserved
+column): ``snapshot_drop_unsourced.py``, run last, drops them with every other reserved row.
 """
 
 from __future__ import annotations

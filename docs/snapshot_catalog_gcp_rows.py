@@ -21,10 +21,11 @@ on-demand cell is a list price: above its spot cell and not below the us-central
 So g2 (L4), n1 + T4/V100 and a3-highgpu-8g (H100 x8 101.88413, in line with the file's
 other European H100 cells; its us-central1 H100 cell 33.60609 equals that of eight other
 regions and is not the us-central1 list, which the snapshot has from the pricing page) are
-replaced. Not replaced, so still "estimate": a2-highgpu (the A100 europe-west4 cell 1.61365
-is below the us-central1 list 2.93391 and half of me-west1's 3.2273) and a2-ultragpu (the
-A100-80GB on-demand cell is below its own spot cell in both regions). The reserved
-(committed use) rows stay "approximate": the catalog has no such column.
+replaced. Not replaced, so dropped by ``snapshot_drop_unsourced.py`` (run last):
+a2-highgpu (the A100 europe-west4 cell 1.61365 is below the us-central1 list 2.93391 and
+half of me-west1's 3.2273) and a2-ultragpu (the A100-80GB on-demand cell is below its own
+spot cell in both regions). The reserved
+(committed use) rows, "approximate" (the catalog has no such column), are dropped too.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ API and records no fetch date in them). Only on-demand prices are taken:
   the zone names gpuopt stores without an account's mapping, so none are added here
   (``docs/snapshot_catalog_spot_rows.py``, then ``snapshot_catalog_aws_rows.py`` and
   ``snapshot_catalog_gcp_rows.py``, run after this script in that order, add them per
-  region, with AWS eu-west-1 on-demand and GCP's spot and europe-west4 rows);
+  region, with AWS eu-west-1 on-demand and GCP's spot and europe-west4 rows;
+  ``snapshot_drop_unsourced.py``, run last, drops what no published figure backs);
 - the RunPod catalog's SpotPrice equals its Price in the version read, and the Vast.ai
   catalog's SpotPrice is 0.00: neither is a real interruptible price.
 - p5e.48xlarge has no on-demand price in the catalog (Capacity Blocks only): left out.
