@@ -20,13 +20,14 @@ derived, not read. On 2026-12-01 these were left, and nothing read replaces them
 - Every reserved-1y / reserved-3y row (226: AWS us-east-1, us-west-2, eu-west-1; Azure
   eastus, westeurope; GCP us-central1, europe-west4). Each is an on-demand figure, or for
   AWS eu-west-1, Azure westeurope and GCP europe-west4 an old estimate of one, times a flat
-  ratio (AWS 0.62 / 0.42, Azure 0.60 / 0.40, GCP 0.63 / 0.45). No cloud documents such a
-  ratio: AWS and Azure advertise reserved discounts "up to 72%", Google's resource-based
-  committed use discounts are "up to 57% for most resources like machine types or GPUs"
-  (cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts), and the
-  actual rates are per SKU and region. No published 1- or 3-year rate for these GPU
-  instances was found quoted in a public repository, and SkyPilot's catalogs carry no
-  reserved column.
+  ratio (AWS 0.62 / 0.42, Azure 0.60 / 0.40, GCP 0.63 / 0.45). No such ratio is
+  documented, only upper bounds: AWS "a billing discount of up to 72 percent"
+  (docs.aws.amazon.com/whitepapers/latest/cost-optimization-reservation-models/
+  amazon-ec2-reserved-instances.html), Google "up to 57% for most resources like machine
+  types or GPUs" (cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts),
+  Azure "up to 72 percent" as pages quoting it put it; the actual rates are per SKU and
+  region. No published 1- or 3-year rate for these GPU instances was found quoted in a
+  public repository, and SkyPilot's catalogs carry no reserved column.
 
 ``gpuopt prices refresh`` fetches reserved prices from AWS's and Azure's price lists and
 GCP's committed-use SKUs, and any region, live.
