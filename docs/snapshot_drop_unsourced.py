@@ -29,8 +29,9 @@ derived, not read. On 2026-12-01 these were left, and nothing read replaces them
   region. No published 1- or 3-year rate for these GPU instances was found quoted in a
   public repository, and SkyPilot's catalogs carry no reserved column.
 
-``gpuopt prices refresh`` fetches reserved prices from AWS's and Azure's price lists and
-GCP's committed-use SKUs, and any region, live.
+``gpuopt prices refresh`` fetches all of these live: reserved prices from AWS's and Azure's
+price lists and GCP's committed-use SKUs, for the configured regions (westeurope and
+europe-west4 are among the defaults).
 """
 
 from __future__ import annotations
