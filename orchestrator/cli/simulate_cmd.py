@@ -15,10 +15,11 @@ from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 if TYPE_CHECKING:
     from gpuopt.orchestrator.simulate.traces import Trace
     from gpuopt.policies.spot.model import Information
-    from gpuopt.policies.spot.replay import SimResult
+    from gpuopt.policies.spot.replay import Scenario, SimResult
     from gpuopt.policies.spot.sweep import Job, SweepResult, TraceSet
 
 EXIT_BAD_INPUT = 2
+ENGINES = ("replay", "daemon")
 BASELINES = ("on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 
 
@@ -93,10 +94,16 @@ def simulate(
                                   "to this PNG.")
     ] = None,
     information: Annotated[
-        str, typer.Option("--information", help="What the policy learns of spot: tick (every "
-                          "zone's availability each tick, the published model) or launch "
-                          "(only what launches and the held spot tell, as the daemon).")
-    ] = "tick",
+        str | None, typer.Option("--information", help="What the policy learns of spot: tick "
+                          "(every zone's availability each tick, the published model) or launch "
+                          "(only what launches and the held spot tell, as the daemon). "
+                          "Default: tick with --engine replay, launch with --engine daemon.")
+    ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="replay (the trace replay, fast) or daemon (the "
+                          "daemon's real reconcile step, placement and policy on a throwaway "
+                          "store, launches answered from the traces; slow).")
+    ] = "replay",
 ) -> None:
     """Replay a spot / on-demand policy on real spot-availability traces.
 
@@ -108,7 +115,9 @@ def simulate(
 
     if policy not in POLICIES:
         raise _bad(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
-    info = _information(information)
+    if engine not in ENGINES:
+        raise _bad(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    info = _engine_information(engine, information)
     task_s = _seconds(task_hours, "--task-hours")
     overhead_s = _seconds(restart_overhead_hours, "--restart-overhead-hours", positive=False)
     deadlines = [_seconds(h, "--deadline-hours") for h in deadline_hours]
@@ -120,6 +129,9 @@ def simulate(
               _money(on_demand_price, "--on-demand-price"))
     traces = load_traces(trace)
     if sweep:
+        if engine == "daemon":
+            raise _bad("--engine daemon replays one run (it is slow); for a sweep use "
+                       "benchmarks/simulate_sweep.py --engine daemon")
         if zones not in ("single", "multi", "both"):
             raise _bad(f"--zones {zones!r}: choose single, multi or both")
         if starts < 1:
@@ -130,7 +142,22 @@ def simulate(
         raise _bad("--plot draws the curve of a sweep: add --sweep")
     if len(deadlines) != 1:
         raise _bad("give exactly one --deadline-hours (several only with --sweep)")
-    _run_one(traces, job, deadlines[0], start_hour, policy, as_json, info)
+    _run_one(traces, job, deadlines[0], start_hour, policy, as_json, info, engine)
+
+
+def _engine_information(engine: str, information: str | None) -> Information:
+    """The information model: what the policy learns of spot. The daemon learns only
+    from launches and what it holds, so ``--engine daemon`` runs ``launch`` alone."""
+    from gpuopt.policies.spot.model import Information
+
+    default = Information.LAUNCH if engine == "daemon" else Information.TICK
+    info = default if information is None else _information(information)
+    if engine == "daemon" and info is not Information.LAUNCH:
+        raise _bad(f"--information {info.value}: --engine daemon runs the launch "
+                   "information model only (the daemon learns of spot only from its "
+                   "launches and the spot it holds); drop --information or use "
+                   "--engine replay")
+    return info
 
 
 def _information(value: str) -> Information:
@@ -144,7 +171,8 @@ def _information(value: str) -> Information:
 
 
 def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float,
-             policy: str, as_json: bool, information: Information) -> None:
+             policy: str, as_json: bool, information: Information,
+             engine: str = "replay") -> None:
     from gpuopt.orchestrator.simulate.traces import one_gap
     from gpuopt.policies.spot.registry import get_policy
     from gpuopt.policies.spot.replay import Scenario
@@ -172,15 +200,36 @@ def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float
         on_demand_price=job.on_demand_price,
         start_tick=start_tick,
     )
-    result = replay(sc, get_policy(policy), information)
+    if engine == "daemon":
+        result = _run_daemon(sc, policy, as_json)
+    else:
+        result = replay(sc, get_policy(policy), information)
     if as_json:
-        typer.echo(json.dumps(result_json(result, len(traces))))
+        typer.echo(json.dumps(result_json(result, len(traces), engine)))
         return
-    _print_result(result, policy, traces, deadline_s, information)
+    _print_result(result, policy, traces, deadline_s, information, engine)
 
 
-def result_json(result: SimResult, locations: int) -> dict[str, object]:
+def _run_daemon(sc: Scenario, policy: str, as_json: bool) -> SimResult:
+    """The daemon engine, with a transient progress bar on stderr (not with --json)."""
+    from rich.progress import Progress
+
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.simulate.daemon_engine import run_daemon
+    from gpuopt.policies.spot.replay import SimulationError
+
+    with Progress(console=err_console(), transient=True, disable=as_json) as bar:
+        task = bar.add_task("reconciling", total=sc.deadline_ticks)
+        try:
+            return run_daemon(sc, policy, progress=lambda t: bar.update(task, completed=t + 1))
+        except SimulationError as err:
+            raise UserError(f"--engine daemon: {err}", exit_code=1) from None
+
+
+def result_json(result: SimResult, locations: int, engine: str = "replay") -> dict[str, object]:
     return {
+        "engine": engine,
         "cost": float(result.cost),
         "finish_hours": result.finish_s / 3600,
         "met_deadline": result.met_deadline,
@@ -190,7 +239,7 @@ def result_json(result: SimResult, locations: int) -> dict[str, object]:
 
 
 def _print_result(result: SimResult, policy: str, traces: list[Trace],
-                  deadline_s: float, information: Information) -> None:
+                  deadline_s: float, information: Information, engine: str = "replay") -> None:
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
@@ -207,7 +256,8 @@ def _print_result(result: SimResult, policy: str, traces: list[Trace],
     rows += [[f"hours {k}", f"{hours:.2f}"] for k, hours in held.items()]
     print_table(out_console(), [Col("", ID), Col("value", NUM)], rows,
                 title=f"{policy} on {', '.join(t.path.name for t in traces)} "
-                      f"({information.value} information)")
+                      f"({information.value} information"
+                      + (", daemon engine)" if engine == "daemon" else ")"))
 
 
 def _run_sweep(traces: list[Trace], job: Job, deadlines: list[float], starts: int, zones: str,

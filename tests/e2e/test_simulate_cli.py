@@ -43,7 +43,9 @@ def test_json_on_a_hand_made_trace(tmp_path: Path) -> None:
                "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"cost", "finish_hours", "met_deadline", "preemptions", "decisions"}
+    assert set(doc) == {"engine", "cost", "finish_hours", "met_deadline", "preemptions",
+                        "decisions"}
+    assert doc["engine"] == "replay"
     assert doc["cost"] == pytest.approx(1.4)
     assert doc["finish_hours"] == pytest.approx(1.1)
     assert doc["met_deadline"] is True
@@ -185,3 +187,33 @@ def test_sweep_on_launch_information_meets_every_deadline() -> None:
     assert doc["runs"] == 6
     assert doc["policies"]["auto"]["misses"] == 0
     assert doc["policies"]["auto"]["mean_cost"] >= doc["policies"]["optimum"]["mean_cost"]
+
+
+def test_engine_daemon_json_on_a_hand_made_trace(tmp_path: Path) -> None:
+    # Spot all the time and no deadline pressure: whatever the daemon holds, each held
+    # tick is billed whole and the job ends after 6 min of restart + 1 h of work held.
+    trace = _write(tmp_path, "a.json", [0] * 30)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "3", "--engine", "daemon",
+               "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"engine", "cost", "finish_hours", "met_deadline", "preemptions",
+                        "decisions"}
+    assert doc["engine"] == "daemon"
+    assert doc["met_deadline"] is True and doc["preemptions"] == 0
+    held = [d for d in doc["decisions"] if d != "none"]
+    assert held and set(held) <= {"spot", "on-demand"}
+    assert doc["cost"] == pytest.approx(
+        sum(0.2 if d == "spot" else 0.6 for d in doc["decisions"] if d != "none"), abs=1e-5)
+
+
+@pytest.mark.parametrize(("extra", "expect"), [
+    (["--engine", "sim"], "--engine 'sim': choose one of replay, daemon"),
+    (["--engine", "daemon", "--information", "tick"], "launch information model only"),
+    (["--engine", "daemon", "--sweep"], "benchmarks/simulate_sweep.py --engine daemon"),
+])
+def test_engine_bad_values_exit_2(tmp_path: Path, extra: list[str], expect: str) -> None:
+    trace = _write(tmp_path, "a.json", [0] * 30)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", *extra)
+    assert res.returncode == 2
+    assert expect in res.stderr
