@@ -1,7 +1,7 @@
 """Full sweep of issue 5 on the shared spot traces (run on demand, not in CI).
 
     /work/venv/bin/python benchmarks/simulate_sweep.py [--starts N] [--traces DIR]
-        [--information tick|launch]
+        [--information tick|launch] [--engine replay|daemon [--policies auto,greedy]]
 
 Every trace file alone and, as multi-zone sets, the files of each folder that record the
 same instance type (``<zone>_<gpu>_<count>.json``) together; task 48 h,
@@ -20,6 +20,14 @@ set are quoted in the issue notes for comparison.
 (the published model, the default: every zone's availability each tick) or ``launch``
 (only what a launch attempt and the spot held tell, as the daemon learns it). The
 optimum always knows the whole trace.
+
+``--engine daemon`` runs each policy (``--policies``, default ``auto``) through the
+daemon's real reconcile step instead (orchestrator/simulate/daemon_engine.py: a throwaway
+store, the trace executor double), always on the launch information model, and beside
+each run the launch replay of the same scenario: it prints every run's time, whether the
+two agree (else the first tick that differs) and the daemon's table. It is slow (one
+reconcile step per tick), so its default is 2 starts per trace set; run it under
+``nice -n 19``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from gpuopt.policies.spot.sweep import (
     Job,
     PolicyStats,
     SweepResult,
+    TraceSet,
     add_run,
     run_one,
     scenarios,
@@ -56,23 +65,34 @@ def _one(information: Information, sc: Scenario) -> dict[str, tuple[Decimal, boo
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
-    ap.add_argument("--starts", type=int, default=24, help="start offsets per trace set")
+    ap.add_argument("--starts", type=int, default=None,
+                    help="start offsets per trace set (default 24; 2 with --engine daemon)")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--information", choices=[i.value for i in Information], default="tick")
+    ap.add_argument("--information", choices=[i.value for i in Information], default=None)
+    ap.add_argument("--engine", choices=("replay", "daemon"), default="replay")
+    ap.add_argument("--policies", default="auto",
+                    help="with --engine daemon: comma-separated policies to run")
     args = ap.parse_args()
-    information = Information(args.information)
+    daemon = args.engine == "daemon"
+    if daemon and args.information not in (None, Information.LAUNCH.value):
+        sys.exit("--engine daemon runs the launch information model only")
+    information = Information(args.information or ("launch" if daemon else "tick"))
+    starts = args.starts if args.starts is not None else (2 if daemon else 24)
     files = sorted(args.traces.glob("*/*.json"))
     if not files:
         sys.exit(f"no traces under {args.traces}")
     sets = sweep_sets(load_traces(files), "both")
     job = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
+    if daemon:
+        _daemon_sweep(sets, job, starts, tuple(p for p in args.policies.split(",") if p))
+        return
     for hours in (52, 56):
         t0 = time.perf_counter()
         # per scenario: does it replay one zone or several (reported apart below)
         kinds: list[str] = []
         scs: list[Scenario] = []
         for ts in sets:
-            got = scenarios([ts], job, hours * 3600.0, args.starts)
+            got = scenarios([ts], job, hours * 3600.0, starts)
             scs += got
             kinds += ["multi-zone" if len(ts.traces) > 1 else "single-zone"] * len(got)
         results = {k: _new(hours) for k in ("all", "single-zone", "multi-zone")}
@@ -107,8 +127,63 @@ def main() -> None:
                       f"{part.ratio(name) or 0:7.3f}")
 
 
-def _new(hours: int) -> SweepResult:
-    return SweepResult(hours * 3600.0, POLICIES, {p: PolicyStats() for p in (*POLICIES, OPTIMUM)})
+def _new(hours: int, policies: tuple[str, ...] = POLICIES) -> SweepResult:
+    return SweepResult(hours * 3600.0, policies,
+                       {p: PolicyStats() for p in (*policies, OPTIMUM)})
+
+
+def _daemon_sweep(sets: list[TraceSet], job: Job, starts: int,
+                  policies: tuple[str, ...]) -> None:
+    """Every scenario through the daemon engine, beside the launch replay of it."""
+    from gpuopt.orchestrator.simulate.daemon_engine import difference, run_daemon
+    from gpuopt.policies.spot.optimum import optimum_cost
+    from gpuopt.policies.spot.registry import POLICIES as KNOWN
+    from gpuopt.policies.spot.registry import get_policy
+    from gpuopt.policies.spot.replay import SimulationError, simulate
+
+    unknown = [p for p in policies if p not in KNOWN]
+    if unknown or not policies:
+        sys.exit(f"--policies: choose from {', '.join(KNOWN)}")
+    for hours in (52, 56):
+        res = _new(hours, policies)
+        times: list[float] = []
+        mismatches = 0
+        for ts in sets:
+            for sc in scenarios([ts], job, hours * 3600.0, starts):
+                opt = optimum_cost(sc)
+                if opt is None:
+                    res.infeasible += 1
+                    continue
+                run: dict[str, tuple[Decimal, bool] | None] = {OPTIMUM: (opt, True)}
+                for name in policies:
+                    want = simulate(sc, get_policy(name), Information.LAUNCH)
+                    t0 = time.perf_counter()
+                    try:
+                        got = run_daemon(sc, name)
+                    except SimulationError as err:
+                        print(f"{ts.name} start {sc.start_tick} {name}: daemon failed: {err}")
+                        mismatches += 1
+                        run[name] = (want.cost, False)
+                        continue
+                    dt = time.perf_counter() - t0
+                    times.append(dt)
+                    why = difference(want, got, len(sc.traces))
+                    mismatches += why is not None
+                    print(f"{ts.name} start {sc.start_tick} {name}: daemon ${got.cost:.2f} "
+                          f"({'met' if got.met_deadline else 'MISSED'}), replay "
+                          f"${want.cost:.2f}; {why or 'same decisions'}; "
+                          f"{len(got.decisions)} steps in {dt:.1f} s")
+                    run[name] = (got.cost, got.met_deadline)
+                add_run(res, run)
+        mean = sum(times) / len(times) if times else 0.0
+        print(f"\ndaemon engine, deadline {hours} h: {res.runs} runs over {len(sets)} trace "
+              f"sets ({res.infeasible} infeasible skipped), {mean:.1f} s per run, "
+              f"{mismatches} differ from the launch replay")
+        print(f"{'policy':24s} {'mean $':>9s} {'worst $':>9s} {'misses':>7s} {'x opt':>7s}")
+        for name in (*policies, OPTIMUM):
+            st = res.stats[name]
+            print(f"{name:24s} {st.mean:9.2f} {st.worst:9.2f} {st.misses:7d} "
+                  f"{res.ratio(name) or 0:7.3f}")
 
 if __name__ == "__main__":
     main()
