@@ -67,16 +67,18 @@ def max_ticks(sc: Scenario) -> int:
 
 
 def run_daemon(sc: Scenario, policy_name: str,
-               progress: Callable[[int], None] | None = None) -> SimResult:
+               progress: Callable[[int], None] | None = None,
+               trail: list[str] | None = None) -> SimResult:
     """Replay ``sc`` through the daemon's reconcile step with ``policy_name`` as its
-    spot policy; ``progress(t)`` is called after each step. SimulationError when the
-    daemon ends the job without finishing it or never finishes it."""
+    spot policy; ``progress(t)`` is called after each step; ``trail`` (if given) gets
+    the job's events and waits, ``tick <t>: <kind>: <message>``. SimulationError when
+    the daemon ends the job without finishing it or never finishes it."""
     with _simulation_home() as home:
         from gpuopt.orchestrator.store import open_store
 
         store = open_store(f"sqlite:///{home / 'gpuopt.db'}")
         try:
-            return _run(store, home, sc, policy_name, progress)
+            return _run(store, home, sc, policy_name, progress, trail)
         finally:
             store.close()
 
@@ -234,10 +236,10 @@ def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, sc: Scen
 
 
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
-         progress: Callable[[int], None] | None) -> SimResult:
+         progress: Callable[[int], None] | None, trail: list[str] | None) -> SimResult:
     from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
     from gpuopt.orchestrator.reconcile import reconcile_once
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     zones = zone_names(len(sc.traces))
     settings = simulation_settings(sc, policy_name)
@@ -260,6 +262,11 @@ def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
         with store.session() as session:
             job = find_job(session, job_id)
             attempts = attempts_of(session, [job_id])[job_id]
+            if trail is not None:
+                trail.extend(f"tick {t}: {e.kind}: {e.message}"
+                             for e in events_of(session, job_id) if e.at == clock.now)
+                trail.extend(f"tick {t}: waiting: {why}" for jid, why in report.waiting
+                             if jid == job_id)
         if job.status in TERMINAL_JOB_STATUSES:
             if job.status != JobStatus.SUCCEEDED:
                 raise SimulationError(f"tick {t}: the daemon ended the job {job.status}: "

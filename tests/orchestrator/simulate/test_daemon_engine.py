@@ -10,6 +10,7 @@ the same to the cent (synthetic traces here; the shared traces below)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -121,10 +122,16 @@ def test_zone_names_sort_in_trace_order() -> None:
 
 
 def _equivalent(sc: Scenario, policy: str = "auto") -> str | None:
+    """None, or the first difference with what the daemon said at that tick."""
     want = simulate(sc, get_policy(policy), Information.LAUNCH)
-    got = run_daemon(sc, policy)
+    trail: list[str] = []
+    got = run_daemon(sc, policy, trail=trail)
     why = difference(want, got, len(sc.traces))
-    return None if why is None else f"{why} (start tick {sc.start_tick})"
+    if why is None:
+        return None
+    tick = re.match(r"tick (\d+):", why)
+    said = [line for line in trail if tick and line.startswith(f"tick {tick[1]}:")]
+    return f"{why} (start tick {sc.start_tick}); the daemon: {' | '.join(said) or '-'}"
 
 
 @pytest.mark.xfail(strict=False, reason=LIVE_GLUE)
