@@ -170,7 +170,7 @@ def _parse(text: str, home: Path) -> JobSpec:
                           now=START)
 
 
-def _estimate_s(spec: JobSpec, offers: Sequence[Offer]) -> float:
+def plan_estimate_s(spec: JobSpec, offers: Sequence[Offer]) -> float:
     """The plan's uninterrupted seconds on the on-demand offer (what the policy reads)."""
     from gpuopt.policies.index import OfferIndex
     from gpuopt.policies.placement import PlacementContext, plan_job
@@ -187,12 +187,12 @@ def solve_job(sc: Scenario, offers: Sequence[Offer], home: Path) -> tuple[str, J
     """A job file whose plan estimate is ``sc.task_s`` (to TASK_TOLERANCE_S): tokens for
     a utilisation near 0.3, then ``workload.mfu`` rescaled until the estimate matches."""
     guess = _parse(job_yaml(sc.deadline_s, 0.3, _SEED_TOKENS), home)
-    tokens = max(1, round(_SEED_TOKENS * sc.task_s / _estimate_s(guess, offers)))
+    tokens = max(1, round(_SEED_TOKENS * sc.task_s / plan_estimate_s(guess, offers)))
     mfu = 0.3
     for _ in range(8):
         text = job_yaml(sc.deadline_s, mfu, tokens)
         spec = _parse(text, home)
-        est = _estimate_s(spec, offers)
+        est = plan_estimate_s(spec, offers)
         if abs(est - sc.task_s) <= TASK_TOLERANCE_S:
             return text, spec
         mfu = mfu * est / sc.task_s

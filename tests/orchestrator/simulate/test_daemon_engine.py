@@ -20,6 +20,7 @@ import pytest
 from gpuopt.orchestrator.simulate.daemon_engine import (
     START,
     difference,
+    plan_estimate_s,
     run_daemon,
     simulation_offers,
     solve_job,
@@ -112,6 +113,7 @@ def test_the_plan_estimate_is_the_task_length(tmp_path: Path) -> None:
         offers = simulation_offers(sc, zone_names(1), START)
         _, spec = solve_job(sc, offers, tmp_path)
         assert spec.workload.mfu is not None and 0 < spec.workload.mfu <= 1
+        assert abs(plan_estimate_s(spec, offers) - sc.task_s) <= 1e-6
 
 
 def test_zone_names_sort_in_trace_order() -> None:
@@ -161,3 +163,18 @@ def test_the_daemon_decides_as_the_replay_on_the_shared_traces() -> None:
             if why is not None:
                 mismatches.append(f"{ts.name}: {why}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_difference_names_the_first_differing_tick_or_the_cost() -> None:
+    from gpuopt.policies.spot.model import ON_DEMAND, spot
+
+    a = SimResult(Decimal("1.000"), 10.0, True, 0, (spot(0), spot(1), ON_DEMAND))
+    assert difference(a, a, 2) is None
+    b = SimResult(Decimal("1.004"), 10.0, True, 0, (spot(0), ON_DEMAND, ON_DEMAND))
+    assert difference(a, b, 2) == "tick 1: expected spot:1, got on-demand"
+    c = SimResult(Decimal("1.006"), 10.0, True, 0, a.decisions)
+    assert difference(a, SimResult(Decimal("1.004"), 10.0, True, 0, a.decisions), 2) is None
+    assert difference(a, c, 2) == "cost: expected 1.000000, got 1.006000"
+    d = SimResult(Decimal("1.000"), 10.0, True, 0, a.decisions[:2])
+    assert difference(a, d, 2) == ("3 decisions expected, 2 got (tick 2: expected on-demand, "
+                                   "got the end)")
