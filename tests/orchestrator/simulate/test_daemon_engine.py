@@ -33,13 +33,6 @@ from tests.conftest import SHARED_DATA
 
 GAP = 600.0
 SPOT, OD = Decimal("0.9731"), Decimal("3.06")
-# On main since b0a63fb the daemon asks the policy every step, but a running job is
-# reconsidered on the attempts loaded before this step's watch recorded its progress
-# (reconcile._step_job -> _reconsider): the policy sees the work of one tick before.
-# Reloading the attempts after _watch makes every case here equal (checked by hand).
-STALE_PROGRESS = ("the reconcile step reconsiders a running job on the progress of the "
-                  "step before (reconcile._step_job passes _reconsider the attempts loaded "
-                  "before _watch recorded this step's progress)")
 
 
 def _scenario(traces: Sequence[Sequence[int]], task_h: float, deadline_h: float,
@@ -142,7 +135,6 @@ def _equivalent(sc: Scenario, policy: str = "auto") -> str | None:
     return f"{why} (start tick {sc.start_tick}); the daemon: {' | '.join(said) or '-'}"
 
 
-@pytest.mark.xfail(strict=False, reason=STALE_PROGRESS)
 @pytest.mark.parametrize("traces", SYNTHETIC)
 @pytest.mark.parametrize("policy", POLICIES)
 def test_the_daemon_decides_as_the_replay_on_synthetic_traces(
@@ -152,7 +144,6 @@ def test_the_daemon_decides_as_the_replay_on_synthetic_traces(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=STALE_PROGRESS)
 def test_the_daemon_decides_as_the_replay_on_the_shared_traces() -> None:
     from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
     from gpuopt.policies.spot.sweep import start_ticks
