@@ -61,9 +61,10 @@ def zone_names(n: int) -> list[str]:
 
 
 def max_ticks(sc: Scenario) -> int:
-    """The replay's bound under the launch information model."""
+    """The replay's bound under the launch information model, and the step after it
+    (the reconcile step notices an attempt's success at the next tick)."""
     return 2 * (sc.deadline_ticks
-                + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / sc.gap_s) + 2)
+                + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / sc.gap_s) + 2) + 1
 
 
 def run_daemon(sc: Scenario, policy_name: str,
