@@ -46,13 +46,18 @@ log = logging.getLogger("gpuopt.availability")
 Seen = Sequence[tuple[SpotPlace, Observed]]
 
 
+def attempt_place(a: AttemptRow) -> SpotPlace:
+    """The spot place (cloud, region, zone, instance type) of the attempt's placement."""
+    return SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
+                     Market.SPOT)
+
+
 def spot_place(job: JobRow, a: AttemptRow) -> SpotPlace | None:
     """Where the attempt observes spot; None when it observes nothing (on-demand, or a
     simulated local run)."""
     if job.executor == SIMULATING_EXECUTOR or a.market != Market.SPOT.value:
         return None
-    return SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
-                     Market.SPOT)
+    return attempt_place(a)
 
 
 def ending_kind(reason: EndReason, kind: FailureKind | None,
@@ -85,8 +90,7 @@ def own_observations(attempts: Sequence[AttemptRow]) -> list[tuple[SpotPlace, Ob
     for a in attempts:
         if a.market != Market.SPOT.value:
             continue
-        place = SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
-                          Market.SPOT)
+        place = attempt_place(a)
         failed_launch = a.end_reason is EndReason.FAILED and a.failure_kind in (
             FailureKind.CAPACITY, FailureKind.NOT_STARTED, FailureKind.LAUNCH,
             FailureKind.REFUSED)

@@ -32,7 +32,6 @@ from gpuopt.policies.next_attempt import MIN_REMAINING, Decision, JobSoFar, NoPl
 from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
 from gpuopt.policies.spot.live import HOLDING_NOTHING, Holding
 from gpuopt.policies.spot.model import Kind
-from gpuopt.policies.spot.observed import SpotPlace
 from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
@@ -160,9 +159,9 @@ def holding_of(a: AttemptRow | None, now: datetime) -> Holding:
         return HOLDING_NOTHING
     held_s = max(0.0, (now - a.started_at).total_seconds())
     if a.market == Market.SPOT.value:
-        place = SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "",
-                          Market.SPOT)
-        return Holding(Kind.SPOT, place, held_s)
+        from gpuopt.orchestrator.observing import attempt_place
+
+        return Holding(Kind.SPOT, attempt_place(a), held_s)
     return Holding(Kind.ON_DEMAND, None, held_s)
 
 

@@ -24,7 +24,6 @@ from gpuopt.core.places import Place
 from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, EndReason, FailureKind
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
 from gpuopt.policies.spot.explain import AttemptEnd, AttemptSeen, SpotPolicyView, explain_hold
-from gpuopt.policies.spot.observed import SpotPlace
 from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
@@ -106,6 +105,7 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
     work left by)."""
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import load_stored_spec
+    from gpuopt.orchestrator.observing import attempt_place
     from gpuopt.orchestrator.placement_inputs import remaining_fraction
     from gpuopt.orchestrator.store.availability import load_observations, observed_places
 
@@ -123,8 +123,7 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
     work_left, types = _planned(spec, job, fraction, settings, store, now)
     if work_left is None:
         return None
-    own = {SpotPlace(Place(a.cloud, a.region or "", a.zone), a.instance_type or "")
-           for a in attempts if a.market == Market.SPOT.value}
+    own = {attempt_place(a) for a in attempts if a.market == Market.SPOT.value}
     types |= {p.instance_type for p in own}
     with store.session() as session:
         places = sorted(set(observed_places(session, types, Market.SPOT)) | own,

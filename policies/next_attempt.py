@@ -242,13 +242,11 @@ def decide_next_attempt(spec: JobSpec, index: OfferIndex, planned: PlannedAttemp
         return _plain(spec, index, planned, job)
     d = policy_decision(planned, job, spot)
     slack = _slack_h(d)
-    if d.keep:
-        what = "spot" if d.hold.is_spot else "on-demand" if d.on_demand else "nothing"
-        if d.wants_nothing:
-            return Wait(f"deadline policy: waiting ({slack}, spot not worth it yet)")
-        return Keep(f"deadline policy: keeping {what} ({slack})")
-    if d.wants_nothing:
+    if d.wants_nothing:  # (held or not: a release is a wait too)
         return Wait(f"deadline policy: waiting ({slack}, spot not worth it yet)")
+    if d.keep:
+        return Keep(f"deadline policy: keeping {'spot' if d.hold.is_spot else 'on-demand'} "
+                    f"({slack})")
     if d.on_demand:
         od = planned.plan.best_in(Market.ON_DEMAND)
         assert od is not None
@@ -258,6 +256,6 @@ def decide_next_attempt(spec: JobSpec, index: OfferIndex, planned: PlannedAttemp
     sp = planned.plan.best_in(Market.SPOT)
     assert offer is not None and sp is not None  # the place held is kept, never targeted
     guess = "" if d.observation.known(d.hold.location or 0) else ", a try"
-    cost = (offer.price_per_hour * Decimal(repr(sp.expected_hours)))
+    cost = offer.price_per_hour * Decimal(repr(sp.expected_hours))
     return _placed(index, replace(sp, offer=offer, expected_cost=cost),
                    f"deadline policy: spot{guess} ({slack})")
