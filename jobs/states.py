@@ -43,10 +43,14 @@ PLACEABLE_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.PREEMPTED)
 class AttemptPhase(StrEnum):
     LAUNCHING = "launching"  # its row is committed; the executor may not have it yet
     RUNNING = "running"
+    # gpuopt is stopping it to move the job (the deadline spot policy): recorded before
+    # the executor is asked to stop, so a loop that dies in between leaves the intent,
+    # and the next one ends it as moved, not as stopped outside gpuopt
+    STOPPING = "stopping"
     ENDED = "ended"
 
 
-OPEN_ATTEMPT_PHASES = (AttemptPhase.LAUNCHING, AttemptPhase.RUNNING)
+OPEN_ATTEMPT_PHASES = (AttemptPhase.LAUNCHING, AttemptPhase.RUNNING, AttemptPhase.STOPPING)
 
 
 class EndReason(StrEnum):

@@ -213,7 +213,11 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
                 # as the watch left them: the progress just reported is the work done
                 job, attempts = _load(store, job_id)
                 held = next((a for a in attempts if a.status in OPEN), None)
-                if job is not None and held is not None and not job.cancel_requested:
+                if job is None or held is None or job.cancel_requested:
+                    return
+                if held.status == AttemptPhase.STOPPING:  # a move a loop did not finish
+                    _finish_move(store, executor, job, attempts, held, now, report)
+                else:
                     _reconsider(store, executor, tick, job, attempts, held, now, report)
             return
         job, attempts = _load(store, job_id)  # it ended: maybe place the next one now
@@ -253,6 +257,10 @@ def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
     """Close the attempt the executor says is over (or lost); True when it closed."""
     state = status.state
     close = _Closer(store, executor, job, attempts, a, status, now, report)
+    if a.status == AttemptPhase.STOPPING and state in (AttemptState.UNKNOWN,
+                                                       AttemptState.CANCELLED):
+        # gpuopt stopped it to move the job, and the loop died before closing it
+        return close(EndReason.MOVED, detail=UNFINISHED_MOVE)
     if state is AttemptState.UNKNOWN:
         # It ran if gpuopt saw it run or the executor knows when it started.
         ran = a.status == AttemptPhase.RUNNING or status.started_at is not None
@@ -484,11 +492,14 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     decision = _decide(store, tick, job, spec, attempts, now, held=a)
     if isinstance(decision, Keep | NoPlace):
         return  # NoPlace: nothing better to move to; the attempt goes on
+    from gpuopt.orchestrator.store.jobs_repo import update_attempt
+
     why = decision.reason if isinstance(decision, Wait) else decision.note
-    status = AttemptStatus(a.cluster_name, AttemptState.CANCELLED, detail=why)
-    closed = _Closer(store, executor, job, attempts, a, status, now, report)(
-        EndReason.MOVED, detail=why)
-    if not closed:
+    with store.transaction() as session:  # the intent, before anything is stopped
+        if not update_attempt(session, a.id or 0, (a.status,), status=AttemptPhase.STOPPING):
+            return  # another loop moved on first
+    crash_point("stopping")
+    if not _finish_move(store, executor, job, attempts, a, now, report, why):
         return  # another loop closed it first: it moves the job on
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
@@ -497,6 +508,18 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     if fresh is None or fresh.status not in PLACEABLE_JOB_STATUSES:
         return
     _claim_and_launch(store, executor, fresh, spec, attempts, decision, now, report)
+
+
+UNFINISHED_MOVE = "stopped to move the job; the loop moving it stopped before it closed it"
+
+
+def _finish_move(store: Store, executor: Executor, job: JobRow,
+                 attempts: Sequence[AttemptRow], a: AttemptRow, now: datetime,
+                 report: StepReport, why: str = UNFINISHED_MOVE) -> bool:
+    """Stop the attempt marked stopping and close it ``moved``; True when it closed."""
+    status = AttemptStatus(a.cluster_name, AttemptState.CANCELLED, detail=why)
+    return _Closer(store, executor, job, attempts, a, status, now, report)(
+        EndReason.MOVED, detail=why)
 
 
 def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | None,

@@ -7,7 +7,9 @@ there). Unset, a crash point costs one environment lookup. Points, in launch ord
 - ``claimed``: the attempt row is committed, the executor not yet asked (reconcile);
 - ``intent``: the local executor wrote the attempt's intent, nothing spawned yet;
 - ``spawned``: the wrapper exists (held at its gate), its identity not yet recorded;
-- ``recorded``: state.json names the wrapper's process group, the gate not yet opened.
+- ``recorded``: state.json names the wrapper's process group, the gate not yet opened;
+- ``stopping``: an attempt is marked stopping to move its job, the executor not yet
+  asked to stop it (reconcile).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import signal
 
 ENV = "GPUOPT_CRASH_AT"
-POINTS = ("claimed", "intent", "spawned", "recorded")
+POINTS = ("claimed", "intent", "spawned", "recorded", "stopping")
 
 
 def crash_point(name: str) -> None:
