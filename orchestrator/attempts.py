@@ -9,7 +9,7 @@ checkpoints. Cloud executors get the bucket URL as written (the bucket is the us
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -127,9 +127,10 @@ def placement_of(a: AttemptRow) -> Placement:
     )
 
 
-def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
-    from gpuopt.orchestrator.job_secrets import load_secrets
-
+def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow,
+                 secrets: Mapping[str, str] | None = None) -> AttemptSpec:
+    """``secrets``: the job's secret values, opened from the store by the caller
+    (orchestrator.job_secrets.open_secrets); None: left out (a preview)."""
     workdir = None
     if spec.workdir:
         wd = Path(spec.workdir).expanduser()
@@ -139,7 +140,7 @@ def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
     return AttemptSpec(
         job_id=job.id, attempt=a.number, run=spec.run or "", name=spec.name,
         setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()},
-        secrets=load_secrets(job.id, spec.secrets), workdir=workdir,
+        secrets=dict(secrets or {}), workdir=workdir,
         file_mounts=mounts, storage_mounts=storage,
         checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
         placement=placement_of(a),

@@ -368,9 +368,12 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     ended = _ended_at(a, status, now) if held else a.started_at
     ckpt = checkpoint_dir(job, spec)
     interval = spec.checkpoint.interval if spec.checkpoint else None
-    from gpuopt.orchestrator.job_secrets import load_secrets, redact
+    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets, redact
 
-    hidden = load_secrets(job.id, spec.secrets).values()
+    try:  # the sealed values go in the transaction below: the last chance to hide them
+        hidden: Sequence[str] = list(open_secrets(c.store, job.id, spec.secrets).values())
+    except SecretsUnavailable:
+        hidden = ()  # a local attempt's log is redacted as it is written (supervisor)
     lines = redact("\n".join(status.last_lines[-LAST_LINES:]), hidden) or None
     detail = redact(detail or status.detail, hidden) or ""
     values: dict[str, object] = dict(
@@ -398,6 +401,8 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
         unseen = record_observations_or_error(session, seen)
+        if nxt.finished:
+            crash_point("ending")  # the job's end and its secrets' removal: one commit
     if unseen is not None:
         unrecorded(job, a, seen, unseen)
     record_ended(c.store, a, status, spec, reason, now)
@@ -411,9 +416,10 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
 
 
 def _forget_secrets(job_id: str) -> None:
-    from gpuopt.orchestrator.job_secrets import forget_secrets
+    """An older release's secrets file (the sealed rows went with the job's end)."""
+    from gpuopt.orchestrator.job_secrets import forget_legacy_file
 
-    forget_secrets(job_id)
+    forget_legacy_file(job_id)
 
 
 # -- cancelling ------------------------------------------------------------------------
@@ -591,13 +597,16 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
+    from gpuopt.orchestrator.job_secrets import open_secrets
     from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
 
     with store.session() as session:  # the committed row, with its id
         saved = attempt_by_number(session, job.id, row.number)
     kind: FailureKind
     try:
-        executor.launch(attempt_spec(job, spec, saved))
+        # SecretsUnavailable (a UserError) when this node holds no key they were sealed for
+        secrets = open_secrets(store, job.id, spec.secrets)
+        executor.launch(attempt_spec(job, spec, saved, secrets))
     except LaunchOutcomeUnknown as err:
         # It may be starting: the attempt stays open, and the next steps ask the executor
         # (adopt/poll) what became of it before anything new is launched for this job.

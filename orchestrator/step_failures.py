@@ -61,9 +61,9 @@ def step_failed(store: Store, executor_for: ExecutorFor, job_id: str, err: Excep
         if failed:
             add_event(session, job_id, now, JobStatus.FAILED, reason)
     if failed:
-        from gpuopt.orchestrator.job_secrets import forget_secrets
+        from gpuopt.orchestrator.job_secrets import forget_legacy_file
 
-        forget_secrets(job_id)
+        forget_legacy_file(job_id)  # the sealed ones went with the transition
         log.error("job %s failed: %s", job_id, reason)
     return failed
 

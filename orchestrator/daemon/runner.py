@@ -205,6 +205,19 @@ class Daemon:
 
         prune_nodes(self.store, now - FORGET_NODES_AFTER)
 
+    def start_chores(self) -> None:
+        """At every start: publish this node's job-secrets key (jobs submitted from now on
+        are sealed for it too) and sweep the secrets of jobs that ended."""
+        from gpuopt.orchestrator.job_secrets import publish_key, sweep
+
+        def chores() -> None:
+            key_id = publish_key(self.store, self.clock(), self.node.hostname)
+            removed = sweep(self.store)
+            log.info("job secrets: this node's key %s is published; %d secret(s) of "
+                     "ended jobs removed", key_id[:8], removed)
+
+        self._safe(chores, "publishing the job-secrets key and sweeping ended jobs' secrets")
+
     def shutdown(self) -> bool:
         """Finish running steps (bounded), release the leadership; True when clean."""
         self.runtime.set_role("stopping", self._leader_since)
@@ -295,6 +308,7 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
     )
     daemon = Daemon(settings, url, store, leadership, node, clock, health)
     daemon.stop = stop
+    daemon.start_chores()
     try:
         metrics = MetricsServer(settings.daemon.metrics_address, store, daemon.runtime,
                                 health)

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
-from gpuopt.jobs.states import EndReason, JobStatus
+from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, EndReason, JobStatus
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
 
@@ -133,14 +133,20 @@ def events_of(session: Session, job_id: str) -> list[JobEventRow]:
 def transition(
     session: Session, job_id: str, expected: Sequence[str], now: datetime, **values: Any
 ) -> bool:
-    """``UPDATE jobs SET ... WHERE id = :id AND status IN (:expected)``; True if it matched."""
+    """``UPDATE jobs SET ... WHERE id = :id AND status IN (:expected)``; True if it matched.
+    A job it ends loses its sealed secrets in the same transaction."""
     result = session.execute(
         update(JobRow)
         .where(col(JobRow.id) == job_id, col(JobRow.status).in_(expected))
         .values(updated_at=now, **values)
         .execution_options(synchronize_session=False)
     )
-    return bool(getattr(result, "rowcount", 0))
+    matched = bool(getattr(result, "rowcount", 0))
+    if matched and values.get("status") in TERMINAL_JOB_STATUSES:
+        from gpuopt.orchestrator.job_secrets import forget_in
+
+        forget_in(session, job_id)
+    return matched
 
 
 def update_attempt(session: Session, attempt_id: int, expected: Sequence[str],
