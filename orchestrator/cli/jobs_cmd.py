@@ -280,7 +280,9 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
         place = (f"{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
                  f"{a['cloud']}/{a['zone'] or a['region']}")
         end = str(a["end_reason"] or a["status"])
-        if a["exit_code"] not in (None, 0):
+        if a["status"] == "stop_failed":
+            end = "stop_failed"
+        elif a["exit_code"] not in (None, 0):
             end += f" (exit {a['exit_code']})"
         elif a["failure_kind"] not in (None, "program"):
             end += f" ({str(a['failure_kind']).replace('_', ' ')})"
@@ -292,6 +294,12 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
     for a in view["attempt_list"]:
         for i, line in enumerate(_measured_lines(a)):
             console.print(Text(line, style="yellow" if i else ""))
+        if a["status"] == "stop_failed":
+            console.print(Text(
+                f"attempt {a['attempt']} ended {a['end_reason']}, but stopping it failed "
+                f"{a['stop_failures']} time(s) ({a['stop_error']}); retried with back-off, "
+                f"next at {when(a['next_stop_at'])}; its cost stopped at its end; nothing "
+                "new starts for the job until it is stopped", style="red"))
     label = SIMULATED if view["cost_is_simulated"] else "cost"
     console.print(Text(f"{label}: ${view['cost']} (on-demand equivalent "
                        f"${view['on_demand_cost']})"))

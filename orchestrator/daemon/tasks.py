@@ -128,6 +128,7 @@ class DaemonTasks:
         self.log_step(report)
         if report.failed_steps:  # logged (once per kind) by reconcile; counted here
             self.runtime.job_steps_failed([kind for _job, kind in report.failed_steps])
+        self.runtime.saw_stop_failed(report.stop_failed)  # /healthz shows them
 
     def close(self) -> None:
         """Report what the executors started (a local SkyPilot API server runs on: it

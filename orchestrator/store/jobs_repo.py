@@ -110,6 +110,15 @@ def live_job_ids(session: Session) -> list[str]:
     return list(session.execute(query.order_by(col(JobRow.submitted_at))).scalars().all())
 
 
+def stop_failed_job_ids(session: Session) -> list[str]:
+    """Jobs (of any status) with an attempt whose stop failed: each step retries it."""
+    from gpuopt.jobs.states import AttemptPhase
+
+    query = select(col(AttemptRow.job_id)).where(
+        col(AttemptRow.status) == AttemptPhase.STOP_FAILED).distinct()
+    return sorted(session.execute(query).scalars().all())
+
+
 def attempts_of(session: Session, job_ids: Sequence[str]) -> dict[str, list[AttemptRow]]:
     out: dict[str, list[AttemptRow]] = {j: [] for j in job_ids}
     if not job_ids:

@@ -106,9 +106,11 @@ class AttemptRow(SQLModel, table=True):
     # run it -- only a loop there can see its processes; None on other executors
     host: str | None = Field(default=None, max_length=128)
     boot_id: str | None = Field(default=None, max_length=64)
-    # phase stop_failed: stops that failed in a row, when the next is tried, the last error
+    # phase stop_failed: stops that failed in a row, when the next is tried, the last
+    # error's kind (exception type: logged once per kind) and message
     stop_failures: int = 0
     next_stop_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    stop_error_kind: str | None = Field(default=None, max_length=64)
     stop_error: str | None = Field(default=None, sa_type=Text)
 
 

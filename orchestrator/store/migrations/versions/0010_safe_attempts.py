@@ -4,8 +4,8 @@
   values sealed to the public keys of the nodes that may run it; deleted with the job's
   end, in the same transaction.
 - ``attempts.host`` / ``boot_id``: which host (and boot) runs a local attempt.
-- ``attempts.stop_failures`` / ``next_stop_at`` / ``stop_error``: the retry state of an
-  attempt whose stop failed (phase ``stop_failed``).
+- ``attempts.stop_failures`` / ``next_stop_at`` / ``stop_error_kind`` / ``stop_error``:
+  the retry state of an attempt whose stop failed (phase ``stop_failed``).
 
 Revision ID: 0010_safe_attempts
 Revises: 0007_resolved_spec
@@ -45,12 +45,14 @@ def upgrade() -> None:
     op.add_column("attempts", sa.Column("stop_failures", sa.Integer(), nullable=False,
                                         server_default="0"))
     op.add_column("attempts", sa.Column("next_stop_at", UTCDateTime(), nullable=True))
+    op.add_column("attempts", sa.Column("stop_error_kind", sa.String(64), nullable=True))
     op.add_column("attempts", sa.Column("stop_error", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
     # Plain DROP COLUMN (SQLite >= 3.35), as 0004 does: batch mode would re-create the table.
-    for column in ("stop_error", "next_stop_at", "stop_failures", "boot_id", "host"):
+    for column in ("stop_error", "stop_error_kind", "next_stop_at", "stop_failures",
+                   "boot_id", "host"):
         op.drop_column("attempts", column)
     op.drop_table("job_secrets")
     op.drop_table("secret_keys")
