@@ -23,6 +23,7 @@ from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 if TYPE_CHECKING:
     from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
+    from gpuopt.jobs.executors.host import HostIdentity
 
 ExecutorFor = Callable[[str], Executor]
 
@@ -49,6 +50,7 @@ class ExecutorCache:
     preemption: PreemptionSchedule | None = None
     base_dir: Path | None = None
     telemetry_interval: float | None = 15.0  # configuration [telemetry] interval
+    host: HostIdentity | None = None  # the local executor's host (default: this one)
     _made: dict[str, Executor] = field(default_factory=dict)
 
     def __call__(self, kind: str) -> Executor:
@@ -74,7 +76,7 @@ class ExecutorCache:
 
             schedule = self.preemption or PreemptionDrills(drills_dir())
             return LocalExecutor(self.base_dir or attempts_dir(), preemption=schedule,
-                                 telemetry_interval=self.telemetry_interval)
+                                 telemetry_interval=self.telemetry_interval, host=self.host)
         if kind == "skypilot":
             from gpuopt.providers.extras import require_extra
 

@@ -133,6 +133,8 @@ class StepReport:
     failed_steps: list[tuple[str, str]] = field(default_factory=list)  # (job id, kind)
     # attempts whose stop failed in this step: (job id, attempt, kind)
     stop_failed: list[tuple[str, int, str]] = field(default_factory=list)
+    # unfinished local attempts left alone: they run on another host (job, attempt, host)
+    elsewhere: list[tuple[str, int, str]] = field(default_factory=list)
     live: int = 0
     # step_failures of each job as loaded by its step (a step that ends well resets it)
     step_failures_seen: dict[str, int] = field(default_factory=dict)
@@ -203,6 +205,13 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
     job, attempts = _load(store, job_id)
     if job is None:
         return
+    elsewhere = _held_elsewhere(executor_for(job.executor), attempts)
+    if elsewhere is not None:  # only a loop on that host can see its processes
+        a, host = elsewhere
+        report.elsewhere.append((job.id, a.number, host))
+        report.waiting.append((job.id, f"attempt {a.number} runs on host {host} (local "
+                                       "executor): only a loop there watches or stops it"))
+        return
     failed_stop = next((a for a in attempts if a.status == AttemptPhase.STOP_FAILED), None)
     if failed_stop is not None:  # nothing else happens to the job until it is stopped
         _retry_stop(store, executor_for(job.executor), job, attempts, failed_stop, now, report)
@@ -237,6 +246,19 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
                     reason="cancelled by the user")
         return
     _place_and_launch(store, executor, tick, job, attempts, now, report)
+
+
+def _held_elsewhere(executor: Executor, attempts: Sequence[AttemptRow]
+                    ) -> tuple[AttemptRow, str] | None:
+    """The job's unfinished attempt when it runs on another host than this executor's
+    (a local attempt: its processes are visible only there), with that host."""
+    here = getattr(executor, "host", None)
+    if here is None:
+        return None  # an executor whose attempts are visible from anywhere (SkyPilot)
+    for a in attempts:
+        if a.status != AttemptPhase.ENDED and a.host is not None and a.host != here.host_id:
+            return a, a.host
+    return None
 
 
 # -- watching an open attempt ---------------------------------------------------------
@@ -639,6 +661,9 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
         ),
         status=AttemptPhase.LAUNCHING, created_at=now, started_at=now,
     )
+    host = getattr(executor, "host", None)
+    if host is not None:  # a local attempt: only this host will see its processes
+        row.host, row.boot_id = host.host_id, host.boot_id or None
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
     placed = (f"{offer.gpu} x{offer.gpu_count} {offer.market.value} in "
               f"{where} ({offer.instance_type}) at ${offer.price_per_hour}/h"

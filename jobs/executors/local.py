@@ -66,6 +66,7 @@ from gpuopt.jobs.executors.base import (
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
+from gpuopt.jobs.executors.host import HostIdentity, current_host
 from gpuopt.jobs.telemetry.script import node_script
 from gpuopt.jobs.telemetry.summary import TelemetrySummary, parse_summary
 
@@ -175,8 +176,11 @@ class LocalExecutor:
         watch_interval: float = 0.05,
         telemetry_interval: float | None = DEFAULT_TELEMETRY_INTERVAL,
         cgroup_parent: Path | Literal["auto"] | None = "auto",
+        host: HostIdentity | None = None,
     ) -> None:
         self.base_dir = Path(base_dir)
+        # the host whose processes this executor sees: recorded with each attempt
+        self.host = host or current_host()
         # where each attempt's cgroup is made ("auto": under this process's own cgroup
         # v2, where writable; None: no cgroups, the supervisor and cookie contain it)
         self.cgroup_parent = (local_proc.own_cgroup_dir() if cgroup_parent == "auto"
@@ -286,6 +290,8 @@ class LocalExecutor:
             "cluster_name": spec.cluster_name,
             "job_id": spec.job_id,
             "attempt": spec.attempt,
+            "host": self.host.host_id,
+            "boot_id": self.host.boot_id,
             **contained.to_state(),
             "started_at": launched,
             "kill_at": launched + kill_after if kill_after is not None else None,

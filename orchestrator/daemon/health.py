@@ -33,6 +33,7 @@ class DaemonHealth:
     job_step_failures: dict[str, int] = field(default_factory=dict)
     # attempts whose stop failed, as the last reconcile step saw them: (job, attempt, kind)
     stop_failed: list[tuple[str, int, str]] = field(default_factory=list)
+    refusal: str | None = None  # why it will not lead now (daemon/local_hosts.py)
     _running: int = 0
     _cond: threading.Condition = field(default_factory=threading.Condition)
 
@@ -65,6 +66,10 @@ class DaemonHealth:
         with self._cond:
             for kind in kinds:
                 self.job_step_failures[kind] = self.job_step_failures.get(kind, 0) + 1
+
+    def set_refusal(self, why: str | None) -> None:
+        with self._cond:
+            self.refusal = why
 
     def saw_stop_failed(self, attempts: list[tuple[str, int, str]]) -> None:
         with self._cond:
