@@ -64,6 +64,7 @@ from gpuopt.jobs.executors.base import (
     cluster_name_for,
 )
 from gpuopt.jobs.executors.crash_points import crash_point
+from gpuopt.jobs.executors.host import HostIdentity
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.jobs.states import (
     LIVE_JOB_STATUSES,
@@ -248,11 +249,21 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
     _place_and_launch(store, executor, tick, job, attempts, now, report)
 
 
+def executor_host(executor: Executor) -> HostIdentity | None:
+    """The host whose processes ``executor`` sees (the local executor's ``host``); None
+    for an executor whose attempts are visible from anywhere (SkyPilot)."""
+    try:
+        host = getattr(executor, "host", None)
+    except Exception:  # a strict wrapper that has no such attribute
+        return None
+    return host if isinstance(host, HostIdentity) else None
+
+
 def _held_elsewhere(executor: Executor, attempts: Sequence[AttemptRow]
                     ) -> tuple[AttemptRow, str] | None:
     """The job's unfinished attempt when it runs on another host than this executor's
     (a local attempt: its processes are visible only there), with that host."""
-    here = getattr(executor, "host", None)
+    here = executor_host(executor)
     if here is None:
         return None  # an executor whose attempts are visible from anywhere (SkyPilot)
     for a in attempts:
@@ -661,7 +672,7 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
         ),
         status=AttemptPhase.LAUNCHING, created_at=now, started_at=now,
     )
-    host = getattr(executor, "host", None)
+    host = executor_host(executor)
     if host is not None:  # a local attempt: only this host will see its processes
         row.host, row.boot_id = host.host_id, host.boot_id or None
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
