@@ -532,6 +532,15 @@ def _check_env_name(name: str) -> None:
             "not starting with a digit")
 
 
+def _check_not_reserved(name: str) -> None:
+    from gpuopt.jobs.reserved_env import reserved_reason
+
+    why = reserved_reason(name)
+    if why is not None:
+        raise ValueError(f"{why}: a job may not set or receive them (the control node's "
+                         "credentials stay there); give it a name of its own")
+
+
 def _choice(choices: tuple[str, ...]) -> Any:
     """A case-insensitive choice, kept upper-case (as SkyPilot's storage schema reads it)."""
 
@@ -604,6 +613,7 @@ class JobSpec(_Strict):
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
         for name, text in value.items():
             _check_env_name(name)
+            _check_not_reserved(name)
             if len(text) > MAX_ENV_VALUE:
                 raise ValueError(f"{name}: a value of at most {MAX_ENV_VALUE:,} characters")
         return value
@@ -619,6 +629,7 @@ class JobSpec(_Strict):
             if not isinstance(name, str):
                 raise ValueError(f"{name!r}: a secret's name must be a string")
             _check_env_name(name)
+            _check_not_reserved(name)
             if secret is not None and secret != "":
                 raise ValueError(
                     f"{name}: leave the value empty (`{name}: null`) and set {name} in the "

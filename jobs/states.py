@@ -47,6 +47,11 @@ class AttemptPhase(StrEnum):
     # the executor is asked to stop, so a loop that dies in between leaves the intent,
     # and the next one ends it as moved, not as stopped outside gpuopt
     STOPPING = "stopping"
+    # it ended (or is being ended), but the executor could not confirm that nothing of it
+    # is left (a failed stop, e.g. a full disk): its end reason, end time and cost are
+    # recorded; the stop is retried with back-off, and the job moves on only when it
+    # succeeds, so nothing new starts beside a leftover (orchestrator/stop_retry.py)
+    STOP_FAILED = "stop_failed"
     ENDED = "ended"
 
 

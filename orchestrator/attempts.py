@@ -9,7 +9,7 @@ checkpoints. Cloud executors get the bucket URL as written (the bucket is the us
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +23,7 @@ from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 if TYPE_CHECKING:
     from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
+    from gpuopt.jobs.executors.host import HostIdentity
 
 ExecutorFor = Callable[[str], Executor]
 
@@ -49,6 +50,7 @@ class ExecutorCache:
     preemption: PreemptionSchedule | None = None
     base_dir: Path | None = None
     telemetry_interval: float | None = 15.0  # configuration [telemetry] interval
+    host: HostIdentity | None = None  # the local executor's host (default: this one)
     _made: dict[str, Executor] = field(default_factory=dict)
 
     def __call__(self, kind: str) -> Executor:
@@ -74,7 +76,7 @@ class ExecutorCache:
 
             schedule = self.preemption or PreemptionDrills(drills_dir())
             return LocalExecutor(self.base_dir or attempts_dir(), preemption=schedule,
-                                 telemetry_interval=self.telemetry_interval)
+                                 telemetry_interval=self.telemetry_interval, host=self.host)
         if kind == "skypilot":
             from gpuopt.providers.extras import require_extra
 
@@ -127,9 +129,10 @@ def placement_of(a: AttemptRow) -> Placement:
     )
 
 
-def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
-    from gpuopt.orchestrator.job_secrets import load_secrets
-
+def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow,
+                 secrets: Mapping[str, str] | None = None) -> AttemptSpec:
+    """``secrets``: the job's secret values, opened from the store by the caller
+    (orchestrator.job_secrets.open_secrets); None: left out (a preview)."""
     workdir = None
     if spec.workdir:
         wd = Path(spec.workdir).expanduser()
@@ -139,7 +142,7 @@ def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow) -> AttemptSpec:
     return AttemptSpec(
         job_id=job.id, attempt=a.number, run=spec.run or "", name=spec.name,
         setup=spec.setup, envs={k: str(v) for k, v in spec.envs.items()},
-        secrets=load_secrets(job.id, spec.secrets), workdir=workdir,
+        secrets=dict(secrets or {}), workdir=workdir,
         file_mounts=mounts, storage_mounts=storage,
         checkpoint_dir=checkpoint_dir(job, spec), resume=a.number > 1,
         placement=placement_of(a),

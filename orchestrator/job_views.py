@@ -54,6 +54,10 @@ def attempt_view(a: AttemptRow, now: datetime) -> dict[str, Any]:
                      if a.progress_step is not None else None),
         "detail": a.detail,
         "last_log_lines": a.last_log_lines.splitlines() if a.last_log_lines else [],
+        "host": a.host,
+        "stop_failures": a.stop_failures,
+        "next_stop_at": a.next_stop_at.isoformat() if a.next_stop_at else None,
+        "stop_error": a.stop_error,
     }
 
 

@@ -64,6 +64,7 @@ from gpuopt.jobs.executors.base import (
     cluster_name_for,
 )
 from gpuopt.jobs.executors.crash_points import crash_point
+from gpuopt.jobs.executors.host import HostIdentity
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.jobs.states import (
     LIVE_JOB_STATUSES,
@@ -131,6 +132,10 @@ class StepReport:
     waiting: list[tuple[str, str]] = field(default_factory=list)  # (job id, why)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (job id, message)
     failed_steps: list[tuple[str, str]] = field(default_factory=list)  # (job id, kind)
+    # attempts whose stop failed in this step: (job id, attempt, kind)
+    stop_failed: list[tuple[str, int, str]] = field(default_factory=list)
+    # unfinished local attempts left alone: they run on another host (job, attempt, host)
+    elsewhere: list[tuple[str, int, str]] = field(default_factory=list)
     live: int = 0
     # step_failures of each job as loaded by its step (a step that ends well resets it)
     step_failures_seen: dict[str, int] = field(default_factory=dict)
@@ -145,13 +150,14 @@ def reconcile_once(
     the tick there, the job in flight having finished its step."""
     from datetime import UTC
 
-    from gpuopt.orchestrator.store.jobs_repo import live_job_ids
+    from gpuopt.orchestrator.store.jobs_repo import live_job_ids, stop_failed_job_ids
 
     step_now = now or datetime.now(UTC)
     report = StepReport()
     tick = _OncePerStep(store, settings, step_now)
     with store.session() as session:
         ids = live_job_ids(session)
+        ids += [j for j in stop_failed_job_ids(session) if j not in ids]
     for job_id in ids:
         if keep_going is not None and not keep_going():
             break
@@ -198,7 +204,20 @@ def _load(store: Store, job_id: str) -> tuple[JobRow | None, list[AttemptRow]]:
 def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None,
               now: datetime, job_id: str, report: StepReport) -> None:
     job, attempts = _load(store, job_id)
-    if job is None or job.status not in LIVE_JOB_STATUSES:
+    if job is None:
+        return
+    elsewhere = _held_elsewhere(executor_for(job.executor), attempts)
+    if elsewhere is not None:  # only a loop on that host can see its processes
+        a, host = elsewhere
+        report.elsewhere.append((job.id, a.number, host))
+        report.waiting.append((job.id, f"attempt {a.number} runs on host {host} (local "
+                                       "executor): only a loop there watches or stops it"))
+        return
+    failed_stop = next((a for a in attempts if a.status == AttemptPhase.STOP_FAILED), None)
+    if failed_stop is not None:  # nothing else happens to the job until it is stopped
+        _retry_stop(store, executor_for(job.executor), job, attempts, failed_stop, now, report)
+        return
+    if job.status not in LIVE_JOB_STATUSES:
         return
     report.step_failures_seen[job_id] = job.step_failures
     executor = executor_for(job.executor)
@@ -228,6 +247,29 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
                     reason="cancelled by the user")
         return
     _place_and_launch(store, executor, tick, job, attempts, now, report)
+
+
+def executor_host(executor: Executor) -> HostIdentity | None:
+    """The host whose processes ``executor`` sees (the local executor's ``host``); None
+    for an executor whose attempts are visible from anywhere (SkyPilot)."""
+    try:
+        host = getattr(executor, "host", None)
+    except Exception:  # a strict wrapper that has no such attribute
+        return None
+    return host if isinstance(host, HostIdentity) else None
+
+
+def _held_elsewhere(executor: Executor, attempts: Sequence[AttemptRow]
+                    ) -> tuple[AttemptRow, str] | None:
+    """The job's unfinished attempt when it runs on another host than this executor's
+    (a local attempt: its processes are visible only there), with that host."""
+    here = executor_host(executor)
+    if here is None:
+        return None  # an executor whose attempts are visible from anywhere (SkyPilot)
+    for a in attempts:
+        if a.status != AttemptPhase.ENDED and a.host is not None and a.host != here.host_id:
+            return a, a.host
+    return None
 
 
 # -- watching an open attempt ---------------------------------------------------------
@@ -344,6 +386,7 @@ class _Closer:
     now: datetime
     report: StepReport
     stopped: bool = False  # the executor already stopped it (cancel)
+    stop_error: Exception | None = None  # the executor's stop already failed (cancel)
 
     def __call__(self, reason: EndReason, kind: FailureKind | None = None, *,
                  detail: str = "", held: bool = True) -> bool:
@@ -356,21 +399,21 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     in one transaction. ``held=False``: it never held a machine (costs nothing)."""
     from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.attempts import wasted_seconds
+    from gpuopt.orchestrator.stop_retry import CLOSABLE, record_stop_failed, stopped_at_last
     from gpuopt.orchestrator.store.availability import record_observations_or_error
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
 
     job, a, status, now = c.job, c.a, c.status, c.now
-    if not c.stopped:
-        # Whatever the attempt left (its process group, its cluster, a launch request)
-        # is gone before the row says so: the next attempt never runs beside it.
-        c.executor.stop(a.cluster_name)
     spec = load_stored_spec(job)
     ended = _ended_at(a, status, now) if held else a.started_at
     ckpt = checkpoint_dir(job, spec)
     interval = spec.checkpoint.interval if spec.checkpoint else None
-    from gpuopt.orchestrator.job_secrets import load_secrets, redact
+    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets, redact
 
-    hidden = load_secrets(job.id, spec.secrets).values()
+    try:  # the sealed values go in the transaction below: the last chance to hide them
+        hidden: Sequence[str] = list(open_secrets(c.store, job.id, spec.secrets).values())
+    except SecretsUnavailable:
+        hidden = ()  # a local attempt's log is redacted as it is written (supervisor)
     lines = redact("\n".join(status.last_lines[-LAST_LINES:]), hidden) or None
     detail = redact(detail or status.detail, hidden) or ""
     values: dict[str, object] = dict(
@@ -383,6 +426,20 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     )
     if status.progress is not None:
         values.update(progress_step=status.progress.step, progress_total=status.progress.total)
+    error = c.stop_error
+    if error is None and not c.stopped:
+        # Whatever the attempt left (its processes, its cluster, a launch request) is
+        # gone before the row says so: the next attempt never runs beside it.
+        try:
+            c.executor.stop(a.cluster_name)
+        except Exception as err:
+            error = err
+    if error is not None:  # kept as stop_failed, its cost ending as recorded here
+        record_stop_failed(c.store, job.id, a, values, error, now)
+        c.report.stop_failed.append((job.id, a.number, type(error).__name__))
+        return False
+    stopped_at_last(job.id, a)
+    values.update(next_stop_at=None)
     history = past_attempts([x for x in c.attempts if x.number != a.number])
     nxt: NextState = next_state(
         Ending(reason, kind, status.exit_code, detail, lines,
@@ -393,11 +450,13 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
         job_values.update(finished_at=now, last_error=nxt.last_error, exit_code=nxt.exit_code)
     seen = observed(job, a, ending_kind(reason, kind, held), ended)
     with c.store.transaction() as session:
-        if not update_attempt(session, a.id or 0, OPEN, **values):
+        if not update_attempt(session, a.id or 0, CLOSABLE, **values):
             return False  # another loop closed it
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
         unseen = record_observations_or_error(session, seen)
+        if nxt.finished:
+            crash_point("ending")  # the job's end and its secrets' removal: one commit
     if unseen is not None:
         unrecorded(job, a, seen, unseen)
     record_ended(c.store, a, status, spec, reason, now)
@@ -411,18 +470,65 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
 
 
 def _forget_secrets(job_id: str) -> None:
-    from gpuopt.orchestrator.job_secrets import forget_secrets
+    """An older release's secrets file (the sealed rows went with the job's end)."""
+    from gpuopt.orchestrator.job_secrets import forget_legacy_file
 
-    forget_secrets(job_id)
+    forget_legacy_file(job_id)
+
+
+def _retry_stop(store: Store, executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
+                a: AttemptRow, now: datetime, report: StepReport) -> None:
+    """An attempt whose stop failed: when due, stop it again and, once that succeeds,
+    finish its close as recorded (orchestrator/stop_retry.py)."""
+    from gpuopt.orchestrator.stop_retry import retry_due
+
+    if not retry_due(a, now):
+        report.stop_failed.append((job.id, a.number, a.stop_error_kind or ""))
+        report.waiting.append((job.id, f"attempt {a.number}: its stop failed "
+                                       f"{a.stop_failures} time(s); next try at "
+                                       f"{a.next_stop_at.isoformat(timespec='seconds')}"
+                               if a.next_stop_at else ""))
+        return
+    if job.status not in LIVE_JOB_STATUSES:  # the job ended meanwhile (e.g. given up on)
+        _stop_for_ended_job(store, executor, job, a, now, report)
+        return
+    lines = tuple((a.last_log_lines or "").splitlines())
+    status = AttemptStatus(a.cluster_name, AttemptState.CANCELLED, exit_code=a.exit_code,
+                           ended_at=a.ended_at, detail=a.detail or "", last_lines=lines)
+    reason = a.end_reason or EndReason.CANCELLED
+    _Closer(store, executor, job, attempts, a, status, now, report)(
+        reason, a.failure_kind, detail=a.detail or "", held=True)
+
+
+def _stop_for_ended_job(store: Store, executor: Executor, job: JobRow, a: AttemptRow,
+                        now: datetime, report: StepReport) -> None:
+    from gpuopt.orchestrator.stop_retry import record_stop_failed, stopped_at_last
+    from gpuopt.orchestrator.store.jobs_repo import update_attempt
+
+    try:
+        executor.stop(a.cluster_name)
+    except Exception as err:
+        record_stop_failed(store, job.id, a, {}, err, now)
+        report.stop_failed.append((job.id, a.number, type(err).__name__))
+        return
+    stopped_at_last(job.id, a)
+    with store.transaction() as session:
+        update_attempt(session, a.id or 0, (AttemptPhase.STOP_FAILED,),
+                       status=AttemptPhase.ENDED, next_stop_at=None)
 
 
 # -- cancelling ------------------------------------------------------------------------
 def _cancel_open(store: Store, executor: Executor, job: JobRow, a: AttemptRow,
                  now: datetime, report: StepReport) -> None:
-    status = executor.stop(a.cluster_name)
+    error: Exception | None = None
+    try:
+        status = executor.stop(a.cluster_name)
+    except Exception as err:  # recorded as stop_failed by the close, retried
+        status, error = AttemptStatus(a.cluster_name, AttemptState.CANCELLED, ended_at=now), err
     _, attempts = _load(store, job.id)
-    close = _Closer(store, executor, job, attempts, a, status, now, report, stopped=True)
-    if not close(EndReason.CANCELLED, detail="cancelled by the user"):
+    close = _Closer(store, executor, job, attempts, a, status, now, report, stopped=True,
+                    stop_error=error)
+    if not close(EndReason.CANCELLED, detail="cancelled by the user") and error is None:
         # It ended on its own meanwhile (or another loop closed it): finish the job.
         fresh, _ = _load(store, job.id)
         if fresh is not None and fresh.status in PLACEABLE_JOB_STATUSES:
@@ -566,6 +672,9 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
         ),
         status=AttemptPhase.LAUNCHING, created_at=now, started_at=now,
     )
+    host = executor_host(executor)
+    if host is not None:  # a local attempt: only this host will see its processes
+        row.host, row.boot_id = host.host_id, host.boot_id or None
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
     placed = (f"{offer.gpu} x{offer.gpu_count} {offer.market.value} in "
               f"{where} ({offer.instance_type}) at ${offer.price_per_hour}/h"
@@ -591,13 +700,16 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
+    from gpuopt.orchestrator.job_secrets import open_secrets
     from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
 
     with store.session() as session:  # the committed row, with its id
         saved = attempt_by_number(session, job.id, row.number)
     kind: FailureKind
     try:
-        executor.launch(attempt_spec(job, spec, saved))
+        # SecretsUnavailable (a UserError) when this node holds no key they were sealed for
+        secrets = open_secrets(store, job.id, spec.secrets)
+        executor.launch(attempt_spec(job, spec, saved, secrets))
     except LaunchOutcomeUnknown as err:
         # It may be starting: the attempt stays open, and the next steps ask the executor
         # (adopt/poll) what became of it before anything new is launched for this job.

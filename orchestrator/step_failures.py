@@ -61,9 +61,9 @@ def step_failed(store: Store, executor_for: ExecutorFor, job_id: str, err: Excep
         if failed:
             add_event(session, job_id, now, JobStatus.FAILED, reason)
     if failed:
-        from gpuopt.orchestrator.job_secrets import forget_secrets
+        from gpuopt.orchestrator.job_secrets import forget_legacy_file
 
-        forget_secrets(job_id)
+        forget_legacy_file(job_id)  # the sealed ones went with the transition
         log.error("job %s failed: %s", job_id, reason)
     return failed
 
@@ -79,17 +79,19 @@ def _stop_open_attempts(store: Store, executor_for: ExecutorFor, job_id: str, no
     for a in attempts:
         if a.status not in OPEN or job is None:
             continue
+        # its cost stops now, when gpuopt gives up on it, whether the stop works or not
+        ended = max(now, a.started_at)
+        values = dict(ended_at=ended, end_reason=EndReason.CANCELLED, detail=f"stopped: {reason}",
+                      cost_micros=held_cost_micros(a.price_per_hour_micros, a.started_at, ended))
         try:
             executor_for(job.executor).stop(a.cluster_name)
-        except Exception as err:
-            log.warning("job %s: stopping %s failed: %s", job_id, a.cluster_name, err)
+        except Exception as err:  # kept as stop_failed and retried (orchestrator/stop_retry)
+            from gpuopt.orchestrator.stop_retry import record_stop_failed
+
+            record_stop_failed(store, job_id, a, values, err, now)
             continue
-        ended = max(now, a.started_at)
         with store.transaction() as session:
-            update_attempt(session, a.id or 0, OPEN, status=AttemptPhase.ENDED, ended_at=ended,
-                           end_reason=EndReason.CANCELLED, detail=f"stopped: {reason}",
-                           cost_micros=held_cost_micros(a.price_per_hour_micros,
-                                                        a.started_at, ended))
+            update_attempt(session, a.id or 0, OPEN, status=AttemptPhase.ENDED, **values)
 
 
 def step_recovered(store: Store, job_id: str) -> None:

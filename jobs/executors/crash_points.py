@@ -9,7 +9,11 @@ there). Unset, a crash point costs one environment lookup. Points, in launch ord
 - ``spawned``: the wrapper exists (held at its gate), its identity not yet recorded;
 - ``recorded``: state.json names the wrapper's process group, the gate not yet opened;
 - ``stopping``: an attempt is marked stopping to move its job, the executor not yet
-  asked to stop it (reconcile).
+  asked to stop it (reconcile);
+- ``sealing``: ``submit`` added the job and its sealed secrets to its transaction, not
+  yet committed (orchestrator/cli/submit_cmd.py);
+- ``ending``: a job's end and the removal of its secrets are in the closing
+  transaction, not yet committed (reconcile).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 import signal
 
 ENV = "GPUOPT_CRASH_AT"
-POINTS = ("claimed", "intent", "spawned", "recorded", "stopping")
+POINTS = ("claimed", "intent", "spawned", "recorded", "stopping", "sealing", "ending")
 
 
 def crash_point(name: str) -> None:

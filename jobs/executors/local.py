@@ -8,11 +8,16 @@ Each attempt lives in ``<base_dir>/<cluster name>/``:
 - ``gate.py``      the wrapper's first step: it waits for the workspace lock, which the
   launcher holds from the intent until state.json is written (or until it dies), and
   runs the program only if state.json exists; otherwise it marks the attempt
-  ``abandoned`` and exits. So the program runs only once its identity is on disk;
+  ``abandoned`` and exits. So the program runs only once its identity is on disk (and
+  its cgroup, where there is one: it is moved there while it waits);
+- ``supervisor.py`` what the gate becomes (exec: same pid, the attempt's leader): a child
+  subreaper that runs wrapper.sh, hides the job's secret values (``secret_names.json``:
+  names only) in the log, and removes what the program left behind when it ends
+  (local_proc: cgroup, subreaper and environment cookie);
 - ``wrapper.sh``   runs setup.sh then run.sh and writes ``exit_code`` (``run 0``,
   ``setup 2``) atomically, so any process (a restarted daemon) can learn the exit code
   of a program it did not spawn;
-- ``attempt.log``  stdout + stderr (or ``<log_dir>/<cluster name>.log``);
+- ``attempt.log``  stdout + stderr, mode 0600 (or ``<log_dir>/<cluster name>.log``);
 - ``progress.json`` the program's GPUOPT_PROGRESS_FILE;
 - ``telemetry.py`` / ``telemetry.json`` the GPU sampler the wrapper runs beside the
   program when nvidia-smi exists, and its summary (jobs/telemetry); stopped, its last
@@ -23,10 +28,12 @@ Each attempt lives in ``<base_dir>/<cluster name>/``:
 Every window of a launch has one owner: before the intent, nothing exists; between the
 intent and state.json the launcher holds the lock (a poller that gets the lock there
 knows the launcher is gone and abandons the attempt, which the gate then obeys); after
-state.json the attempt is known by its process group. The wrapper is started in its own
-session (process group == its pid), so a preemption or a stop reaches the whole tree
-with one killpg; a leader that died without an exit code (killed from outside) has its
-group killed before the attempt is reported over, so its program never outlives it.
+state.json the attempt is known by its recorded containment (local_proc.Contained: the
+leader's pid and create time, its cgroup, its cookie). A preemption or a stop reaches
+every process the attempt started, also those that left its process group, and waits
+until none is left; a leader that died without an exit code (killed from outside) has
+its processes stopped before the attempt is reported over, so its program never
+outlives it.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuopt.core.buckets import is_bucket_url
 from gpuopt.core.errors import UserError
@@ -59,6 +66,7 @@ from gpuopt.jobs.executors.base import (
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
+from gpuopt.jobs.executors.host import HostIdentity, current_host
 from gpuopt.jobs.telemetry.script import node_script
 from gpuopt.jobs.telemetry.summary import TelemetrySummary, parse_summary
 
@@ -100,7 +108,10 @@ with open(os.path.join(ws, ".lock"), "a+") as fh:
             json.dump({"at": time.time(), "by": "gate"}, out)
 if not go:
     sys.exit(0)
-os.execvp("bash", ["bash", os.path.join(ws, "wrapper.sh")])
+names = os.path.join(ws, "secret_names.json")
+os.execv(sys.executable, [sys.executable, "-I", os.path.join(ws, "supervisor.py"),
+                          names if os.path.exists(names) else "", "--",
+                          "bash", os.path.join(ws, "wrapper.sh")])
 """
 _MARKERS = ("exit_code", "preempted", "cancelled", "abandoned")
 
@@ -164,8 +175,16 @@ class LocalExecutor:
         last_lines: int = 20,
         watch_interval: float = 0.05,
         telemetry_interval: float | None = DEFAULT_TELEMETRY_INTERVAL,
+        cgroup_parent: Path | Literal["auto"] | None = "auto",
+        host: HostIdentity | None = None,
     ) -> None:
         self.base_dir = Path(base_dir)
+        # the host whose processes this executor sees: recorded with each attempt
+        self.host = host or current_host()
+        # where each attempt's cgroup is made ("auto": under this process's own cgroup
+        # v2, where writable; None: no cgroups, the supervisor and cookie contain it)
+        self.cgroup_parent = (local_proc.own_cgroup_dir() if cgroup_parent == "auto"
+                              else cgroup_parent)
         self.preemption = preemption
         self.stop_grace_seconds = stop_grace_seconds
         self.last_lines = last_lines
@@ -192,7 +211,7 @@ class LocalExecutor:
 
     @contextmanager
     def _locked(self, ws: Path) -> Iterator[None]:
-        ws.mkdir(parents=True, exist_ok=True)
+        ws.mkdir(mode=0o700, parents=True, exist_ok=True)
         with open(ws / ".lock", "a+") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
@@ -259,25 +278,21 @@ class LocalExecutor:
         kill_after = (
             self.preemption.kill_after(spec, _utc(launched)) if self.preemption else None
         )
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", str(ws / "gate.py"), str(ws)],
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        (ws / "supervisor.py").write_text(local_proc.SUPERVISOR, encoding="utf-8")
+        if spec.secrets:  # names only: the supervisor hides their values in the log
+            (ws / "secret_names.json").write_text(json.dumps(sorted(spec.secrets)),
+                                                  encoding="utf-8")
+        proc, contained = local_proc.spawn(
+            [sys.executable, "-I", str(ws / "gate.py"), str(ws)], cwd=cwd, env=env,
+            log_path=log_path, cgroup_parent=self.cgroup_parent, name=spec.cluster_name)
         crash_point("spawned")
-        created = local_proc.create_time(proc.pid) or launched
         state = {
             "cluster_name": spec.cluster_name,
             "job_id": spec.job_id,
             "attempt": spec.attempt,
-            "pid": proc.pid,
-            "pgid": proc.pid,
-            "create_time": created,
+            "host": self.host.host_id,
+            "boot_id": self.host.boot_id,
+            **contained.to_state(),
             "started_at": launched,
             "kill_at": launched + kill_after if kill_after is not None else None,
         }
@@ -318,7 +333,8 @@ class LocalExecutor:
             if not local_proc.leader_alive(state["pid"], state["create_time"]):
                 return
             _write_atomic(ws / "preempted", json.dumps({"at": time.time()}))
-            local_proc.kill_group(state["pgid"], state["create_time"])
+            # a reclaimed spot VM takes every process with it: all of them, not its group
+            local_proc.kill_all(local_proc.Contained.from_state(state))
 
     # -- poll -------------------------------------------------------------------------
     def poll(self, cluster_name: str) -> AttemptStatus:
@@ -352,7 +368,7 @@ class LocalExecutor:
         if finished is not None:
             return finished
         # The wrapper was killed from outside: what it started must not run on alone.
-        local_proc.terminate_group(state["pgid"], state["create_time"], self.stop_grace_seconds)
+        local_proc.stop_all(local_proc.Contained.from_state(state), self.stop_grace_seconds)
         return AttemptStatus(
             cluster_name, AttemptState.UNKNOWN,
             last_lines=tail_lines(self._log_path(ws), self.last_lines),
@@ -433,12 +449,11 @@ class LocalExecutor:
             elif not any((ws / f).exists() for f in _MARKERS):
                 _write_atomic(ws / "cancelled", json.dumps({"at": time.time()}))
         if state is not None:
-            # Even after a normal exit, children the program left in its group are removed.
-            local_proc.terminate_group(state["pgid"], state["create_time"],
-                                       self.stop_grace_seconds)
-            if local_proc.group_members(state["pgid"], state["create_time"]):
-                raise RuntimeError(f"{cluster_name}: process group {state['pgid']} "
-                                   "survived SIGKILL")
+            # Even after a normal exit, what the program left behind (in its group or
+            # not: setsid, double fork, nohup) is removed, and waited for.
+            contained = local_proc.Contained.from_state(state)
+            local_proc.stop_all(contained, self.stop_grace_seconds)
+            local_proc.release(contained)
         return self.poll(cluster_name)
 
     def logs(self, cluster_name: str, follow: bool = False) -> Iterator[str]:

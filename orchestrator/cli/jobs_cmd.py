@@ -280,7 +280,9 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
         place = (f"{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
                  f"{a['cloud']}/{a['zone'] or a['region']}")
         end = str(a["end_reason"] or a["status"])
-        if a["exit_code"] not in (None, 0):
+        if a["status"] == "stop_failed":
+            end = "stop_failed"
+        elif a["exit_code"] not in (None, 0):
             end += f" (exit {a['exit_code']})"
         elif a["failure_kind"] not in (None, "program"):
             end += f" ({str(a['failure_kind']).replace('_', ' ')})"
@@ -292,6 +294,12 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
     for a in view["attempt_list"]:
         for i, line in enumerate(_measured_lines(a)):
             console.print(Text(line, style="yellow" if i else ""))
+        if a["status"] == "stop_failed":
+            console.print(Text(
+                f"attempt {a['attempt']} ended {a['end_reason']}, but stopping it failed "
+                f"{a['stop_failures']} time(s) ({a['stop_error']}); retried with back-off, "
+                f"next at {when(a['next_stop_at'])}; its cost stopped at its end; nothing "
+                "new starts for the job until it is stopped", style="red"))
     label = SIMULATED if view["cost_is_simulated"] else "cost"
     console.print(Text(f"{label}: ${view['cost']} (on-demand equivalent "
                        f"${view['on_demand_cost']})"))
@@ -323,6 +331,7 @@ def logs(
     """
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import ExecutorCache
+    from gpuopt.orchestrator.job_secrets import redact
 
     job, attempts, _ = _load_job(job_id, config)
     if not attempts:
@@ -331,16 +340,41 @@ def logs(
         (a for a in attempts if a.number == attempt), None)
     if chosen is None:
         raise UserError(f"{job.id} has attempts 1..{len(attempts)}, not {attempt}", exit_code=2)
+    hidden = _secret_values(job, config)
     executor = ExecutorCache()(job.executor)
     printed = False
     try:
         for line in executor.logs(chosen.cluster_name, follow=follow):
-            typer.echo(line)
+            typer.echo(redact(line, hidden) if hidden else line)
             printed = True
     except KeyboardInterrupt:
         return
     if not printed and chosen.last_log_lines:
         typer.echo(chosen.last_log_lines)
+
+
+def _secret_values(job: JobRow, config: Path | None) -> list[str]:
+    """The job's own secret values, to hide them in what ``logs`` prints. A local
+    attempt's log is redacted as it is written (jobs/executors/local_proc.SUPERVISOR);
+    another executor's log is printed only when the values can be had here."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.attempts import load_stored_spec
+    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets
+
+    names = sorted(load_stored_spec(job).secrets)
+    if not names:
+        return []
+    store = _open(config)
+    try:
+        return list(open_secrets(store, job.id, names).values()) if store else []
+    except SecretsUnavailable as err:
+        if job.executor == "local":
+            return []
+        raise UserError(f"{err}; its log may hold them, so it is not shown (the last "
+                        "lines, redacted, are in `gpuopt status`)", exit_code=2) from None
+    finally:
+        if store is not None:
+            store.close()
 
 
 def cancel(

@@ -90,7 +90,7 @@ def submit(
                 _print_sky_task(job, spec, planned, now)
             out_console().print("dry run: nothing stored")
             return
-        job_id = _store_with_drill(store, job, spec, planned, kind, now, drill)
+        job_id = _store_with_drill(store, job, spec, planned, kind, now, drill, wait)
         out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
         if drill:
             out_console().print("preemption drill: " + ", ".join(
@@ -128,7 +128,8 @@ def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str
 
 
 def _store_with_drill(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob,
-                      kind: str, now: datetime, drill: tuple[float, ...]) -> str:
+                      kind: str, now: datetime, drill: tuple[float, ...],
+                      runs_here: bool = False) -> str:
     """The drill file is written before the job row commits, so no launch can miss it."""
     from gpuopt.jobs.executors.fault_injection import PreemptionDrills
     from gpuopt.orchestrator.attempts import drills_dir
@@ -139,7 +140,7 @@ def _store_with_drill(store: Store, job: JobFile, spec: JobSpec, planned: Planne
     if drill:
         drills.save(job_id, drill)
     try:
-        return _store_job(store, job, spec, planned, kind, now, job_id)
+        return _store_job(store, job, spec, planned, kind, now, job_id, runs_here=runs_here)
     except BaseException:
         drills.discard(job_id)
         raise
@@ -174,15 +175,18 @@ def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:
 
 
 def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, kind: str,
-               now: datetime, job_id: str | None = None) -> str:
+               now: datetime, job_id: str | None = None, *, runs_here: bool = False) -> str:
     """Store the job (queued): the text read at submit and ``spec`` resolved (jobs.resolved,
-    what the daemon reads); its secrets' values go to the job's secrets file first, never
-    to the database (orchestrator/job_secrets.py)."""
+    what the daemon reads); its secrets' values sealed for the nodes that may run it, in
+    the same transaction (orchestrator/job_secrets.py). ``runs_here``: this process runs
+    the job (--wait), so its own key is published first; so it is when no node has
+    published one yet (the daemon, started later on this data directory, shares it)."""
     import json
 
     from gpuopt.core.money import to_micros
+    from gpuopt.jobs.executors.crash_points import crash_point
     from gpuopt.jobs.resolved import resolved_json
-    from gpuopt.orchestrator.job_secrets import forget_secrets, save_secrets
+    from gpuopt.orchestrator.job_secrets import publish_key, published_keys, seal_for_job
     from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
@@ -203,13 +207,16 @@ def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, k
         }),
         executor=kind, updated_at=now,
     )
-    save_secrets(job_id, secrets)
-    try:
-        with store.transaction() as session:
-            insert_job(session, row, f"queued; plan: {best.reason}")
-    except BaseException:
-        forget_secrets(job_id)
-        raise
+    if secrets:
+        with store.session() as session:
+            keys = published_keys(session)
+        if runs_here or not keys:
+            publish_key(store, now)
+    with store.transaction() as session:
+        insert_job(session, row, f"queued; plan: {best.reason}")
+        if secrets:
+            seal_for_job(session, job_id, secrets)
+            crash_point("sealing")
     return job_id
 
 
@@ -222,10 +229,12 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 
     from gpuopt.orchestrator.attempts import ExecutorCache
     from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.job_secrets import sweep
     from gpuopt.orchestrator.job_views import progress_of
     from gpuopt.orchestrator.reconcile import reconcile_once
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
 
+    sweep(store)  # at every start of a loop: no ended job's secret stays behind
     executors = ExecutorCache(telemetry_interval=settings.telemetry.interval_seconds)
     columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn())
     job_over = False

@@ -31,6 +31,9 @@ class DaemonHealth:
     failures: dict[str, int] = field(default_factory=dict)
     # Reconcile steps of single jobs that raised, by kind (exception type), since start.
     job_step_failures: dict[str, int] = field(default_factory=dict)
+    # attempts whose stop failed, as the last reconcile step saw them: (job, attempt, kind)
+    stop_failed: list[tuple[str, int, str]] = field(default_factory=list)
+    refusal: str | None = None  # why it will not lead now (daemon/local_hosts.py)
     _running: int = 0
     _cond: threading.Condition = field(default_factory=threading.Condition)
 
@@ -63,6 +66,18 @@ class DaemonHealth:
         with self._cond:
             for kind in kinds:
                 self.job_step_failures[kind] = self.job_step_failures.get(kind, 0) + 1
+
+    def set_refusal(self, why: str | None) -> None:
+        with self._cond:
+            self.refusal = why
+
+    def saw_stop_failed(self, attempts: list[tuple[str, int, str]]) -> None:
+        with self._cond:
+            self.stop_failed = list(attempts)
+
+    def stop_failed_attempts(self) -> list[tuple[str, int, str]]:
+        with self._cond:
+            return list(self.stop_failed)
 
     def job_step_failures_by_kind(self) -> dict[str, int]:
         with self._cond:

@@ -154,7 +154,11 @@ def _handler(registry: CollectorRegistry, runtime: DaemonHealth,
                         "node": runtime.node_id,
                         "leader_since": since.isoformat() if since else None,
                         "loop_seconds_ago": round(quiet, 1),
-                        "store": problem.message if problem else "ok"}
+                        "store": problem.message if problem else "ok",
+                        # attempts whose stop failed (retried with back-off): a job's
+                        # problem, not the daemon's, so the answer stays 200
+                        "stop_failed": [{"job": j, "attempt": n, "kind": k}
+                                        for j, n, k in runtime.stop_failed_attempts()]}
                 self._send(200 if healthy else 503, json.dumps(body).encode(),
                            "application/json")
             else:

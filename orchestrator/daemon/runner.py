@@ -47,6 +47,7 @@ from gpuopt.orchestrator.daemon.tasks import Clock, DaemonTasks, utc_now
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
 
+    from gpuopt.jobs.executors.host import HostIdentity
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.daemon.leadership import Leadership, SqliteFileLock
     from gpuopt.orchestrator.store.daemon_state import NodeInfo
@@ -63,8 +64,11 @@ FORGET_NODES_AFTER = timedelta(days=7)
 
 class Daemon:
     def __init__(self, settings: Settings, url: str, store: Store, leadership: Leadership,
-                 node: NodeInfo, clock: Clock = utc_now, health: StoreHealth | None = None
-                 ) -> None:
+                 node: NodeInfo, clock: Clock = utc_now, health: StoreHealth | None = None,
+                 host: HostIdentity | None = None) -> None:
+        from gpuopt.jobs.executors.host import current_host
+
+        self.host = host or current_host(node.hostname)  # its local attempts' host
         self.settings = settings
         self.url = url
         self.store = store
@@ -79,7 +83,9 @@ class Daemon:
         self._lost: str | None = None  # why a worker's check failed; the loop steps down
         self._work_from = 0.0  # monotonic: no step starts before (the take-over grace)
         self._check = threading.Lock()
-        self.tasks = DaemonTasks(store, settings, self.runtime, self.is_leader, clock)
+        self.tasks = DaemonTasks(store, settings, self.runtime, self.is_leader, clock,
+                                 self.host)
+        self.refusal: str | None = None  # why this node will not lead now (local_hosts)
 
     # -- leadership -----------------------------------------------------------------------
 
@@ -159,7 +165,10 @@ class Daemon:
             now = self.clock()
             leading = self._leader_since is not None
             if not leading:
-                if self.leadership.try_acquire():
+                if self._refuses_to_lead(now):  # the host of the live local attempts leads
+                    if self.runtime.role != "standby":
+                        self.runtime.set_role("standby", None)
+                elif self.leadership.try_acquire():
                     self._become_leader(now)
                 elif self.runtime.role != "standby":
                     self.runtime.set_role("standby", None)
@@ -167,6 +176,8 @@ class Daemon:
                              self.takeover_s)
             elif not self._confirm():
                 self._step_down(self._lost or "the leadership check failed")
+            elif time.monotonic() >= next_beat and self._refuses_to_lead(now):
+                self._step_down(self.refusal or "another host runs the local attempts")
             if leading != (self._leader_since is not None):
                 next_beat = 0.0  # a new role is written at once
             if time.monotonic() >= next_beat:
@@ -177,6 +188,26 @@ class Daemon:
             self.runtime.beat()
             self.stop.wait(self.check_every_s if self._leader_since is not None
                            else self.takeover_s)
+
+    def _refuses_to_lead(self, now: datetime) -> bool:
+        """Another host runs live local attempts and has a live daemon (local_hosts)."""
+        from gpuopt.orchestrator.daemon.local_hosts import lead_refusal, local_hosts
+        from gpuopt.orchestrator.daemon.status import alive_after
+
+        try:
+            why = lead_refusal(local_hosts(self.store, alive_after(self.settings, now)),
+                               self.host.host_id)
+        except Exception as err:  # the store is briefly unreachable: decide next time
+            log.debug("checking the hosts of local attempts failed: %s", err)
+            return False
+        if why != self.refusal:
+            if why is not None:
+                log.warning("not leading: %s", why)
+            elif self.refusal is not None:
+                log.info("the other host's local attempts are over: may lead again")
+        self.refusal = why
+        self.runtime.set_refusal(why)
+        return why is not None
 
     def _beat(self) -> None:
         try:
@@ -204,6 +235,19 @@ class Daemon:
         from gpuopt.orchestrator.store.daemon_state import prune_nodes
 
         prune_nodes(self.store, now - FORGET_NODES_AFTER)
+
+    def start_chores(self) -> None:
+        """At every start: publish this node's job-secrets key (jobs submitted from now on
+        are sealed for it too) and sweep the secrets of jobs that ended."""
+        from gpuopt.orchestrator.job_secrets import publish_key, sweep
+
+        def chores() -> None:
+            key_id = publish_key(self.store, self.clock(), self.node.hostname)
+            removed = sweep(self.store)
+            log.info("job secrets: this node's key %s is published; %d secret(s) of "
+                     "ended jobs removed", key_id[:8], removed)
+
+        self._safe(chores, "publishing the job-secrets key and sweeping ended jobs' secrets")
 
     def shutdown(self) -> bool:
         """Finish running steps (bounded), release the leadership; True when clean."""
@@ -295,6 +339,7 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
     )
     daemon = Daemon(settings, url, store, leadership, node, clock, health)
     daemon.stop = stop
+    daemon.start_chores()
     try:
         metrics = MetricsServer(settings.daemon.metrics_address, store, daemon.runtime,
                                 health)

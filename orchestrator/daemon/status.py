@@ -26,6 +26,8 @@ class DaemonStatus:
     next_report_at: datetime | None = None
     report_retries: list[dict[str, Any]] = field(default_factory=list)
     note: str | None = None
+    local_hosts: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         def conv(v: Any) -> Any:
@@ -51,6 +53,11 @@ def _poll(p: PollInfo) -> dict[str, Any]:
             "last_status": p.last_status, "last_error": p.last_error}
 
 
+def alive_after(settings: Settings, now: datetime) -> datetime:
+    """A daemon whose heartbeat is older than this is not counted as alive."""
+    return now - settings.daemon.lease_ttl * ALIVE_FACTOR - timedelta(seconds=5)
+
+
 def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> DaemonStatus:
     from gpuopt.orchestrator.daemon.leadership import sqlite_daemon_running
     from gpuopt.orchestrator.report.from_config import schedule
@@ -58,8 +65,8 @@ def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> 
     from gpuopt.orchestrator.store.report_sends import pending_retries
     from gpuopt.orchestrator.store.url import sqlite_file
 
-    alive_after = now - settings.daemon.lease_ttl * ALIVE_FACTOR - timedelta(seconds=5)
-    nodes = [n for n in list_nodes(store) if n.role != "stopped" and n.heartbeat_at >= alive_after]
+    since = alive_after(settings, now)
+    nodes = [n for n in list_nodes(store) if n.role != "stopped" and n.heartbeat_at >= since]
     status = DaemonStatus(running=bool(nodes), database=store.url)
     file = sqlite_file(url)
     if file is not None:
@@ -77,7 +84,30 @@ def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> 
     status.next_report_at = sched.due_at(sched.latest_due(now).next())
     status.report_retries = [{"week": w, "scope": s, "next_try_at": at}
                              for w, s, at in pending_retries(store)]
+    _local_attempts(status, store, since)
     return status
+
+
+def _local_attempts(status: DaemonStatus, store: Store, since: datetime) -> None:
+    """Where the live local attempts run, and whether the leader can watch them."""
+    from gpuopt.orchestrator.daemon.local_hosts import lead_refusal, local_hosts, unwatched
+
+    hosts = local_hosts(store, since)
+    leader = status.leader["hostname"] if status.leader else None
+    status.local_hosts = [{"host": h.host, "attempts": h.attempts,
+                           "daemon_alive": h.daemon_alive,
+                           "watched": h.host == leader} for h in hosts]
+    for h in unwatched(hosts, leader):
+        why = ("no daemon runs there" if not h.daemon_alive
+               else f"the leader is on {leader}" if leader else "no daemon leads")
+        status.notes.append(
+            f"{h.attempts} local attempt(s) on host {h.host} are not watched: {why}; "
+            f"only a daemon on {h.host} can see their processes, so none is taken for "
+            f"lost; start or keep `gpuopt daemon` on {h.host}")
+    for sb in status.standbys:
+        refused = lead_refusal(hosts, sb["hostname"])
+        if refused is not None:
+            status.notes.append(f"stand-by on {sb['hostname']} does not lead: {refused}")
 
 
 def render_text(status: DaemonStatus, tz_name: str) -> str:
@@ -99,6 +129,11 @@ def render_text(status: DaemonStatus, tz_name: str) -> str:
                      f"(heartbeat {t(sb['heartbeat_at'])})")
     if status.note:
         lines.append(f"note:     {status.note}")
+    for h in status.local_hosts:
+        lines.append(f"local attempts: {h['attempts']} on {h['host']} ("
+                     + ("watched by the leader" if h["watched"] else "not watched") + ")")
+    for note in status.notes:
+        lines.append(f"note:     {note}")
     lines.append("price polls:")
     if not status.polls:
         lines.append("  (none yet)")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuopt.orchestrator.daemon.health import DaemonHealth, TaskOutcome
 
 if TYPE_CHECKING:
+    from gpuopt.jobs.executors.host import HostIdentity
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.reconcile import StepReport
     from gpuopt.orchestrator.report.sender import ReportSender
@@ -42,7 +43,9 @@ class DaemonTasks:
         runtime: DaemonHealth,
         is_leader: Callable[[], bool],
         clock: Clock = utc_now,
+        host: HostIdentity | None = None,
     ) -> None:
+        self.host = host  # the local executor's host (None: this one)
         self.store = store
         self.settings = settings
         self.runtime = runtime
@@ -122,12 +125,13 @@ class DaemonTasks:
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
             self._executors = ExecutorCache(
-                telemetry_interval=self.settings.telemetry.interval_seconds)
+                telemetry_interval=self.settings.telemetry.interval_seconds, host=self.host)
         report = reconcile_once(self.store, self._executors, self.settings, self.clock(),
                                 keep_going=self.is_leader)
         self.log_step(report)
         if report.failed_steps:  # logged (once per kind) by reconcile; counted here
             self.runtime.job_steps_failed([kind for _job, kind in report.failed_steps])
+        self.runtime.saw_stop_failed(report.stop_failed)  # /healthz shows them
 
     def close(self) -> None:
         """Report what the executors started (a local SkyPilot API server runs on: it

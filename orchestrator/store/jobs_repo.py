@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.places import Place
-from gpuopt.jobs.states import EndReason, JobStatus
+from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, EndReason, JobStatus
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import LIVE_JOB_STATUSES, AttemptRow, JobEventRow, JobRow
 
@@ -110,6 +110,15 @@ def live_job_ids(session: Session) -> list[str]:
     return list(session.execute(query.order_by(col(JobRow.submitted_at))).scalars().all())
 
 
+def stop_failed_job_ids(session: Session) -> list[str]:
+    """Jobs (of any status) with an attempt whose stop failed: each step retries it."""
+    from gpuopt.jobs.states import AttemptPhase
+
+    query = select(col(AttemptRow.job_id)).where(
+        col(AttemptRow.status) == AttemptPhase.STOP_FAILED).distinct()
+    return sorted(session.execute(query).scalars().all())
+
+
 def attempts_of(session: Session, job_ids: Sequence[str]) -> dict[str, list[AttemptRow]]:
     out: dict[str, list[AttemptRow]] = {j: [] for j in job_ids}
     if not job_ids:
@@ -133,14 +142,20 @@ def events_of(session: Session, job_id: str) -> list[JobEventRow]:
 def transition(
     session: Session, job_id: str, expected: Sequence[str], now: datetime, **values: Any
 ) -> bool:
-    """``UPDATE jobs SET ... WHERE id = :id AND status IN (:expected)``; True if it matched."""
+    """``UPDATE jobs SET ... WHERE id = :id AND status IN (:expected)``; True if it matched.
+    A job it ends loses its sealed secrets in the same transaction."""
     result = session.execute(
         update(JobRow)
         .where(col(JobRow.id) == job_id, col(JobRow.status).in_(expected))
         .values(updated_at=now, **values)
         .execution_options(synchronize_session=False)
     )
-    return bool(getattr(result, "rowcount", 0))
+    matched = bool(getattr(result, "rowcount", 0))
+    if matched and values.get("status") in TERMINAL_JOB_STATUSES:
+        from gpuopt.orchestrator.job_secrets import forget_in
+
+        forget_in(session, job_id)
+    return matched
 
 
 def update_attempt(session: Session, attempt_id: int, expected: Sequence[str],

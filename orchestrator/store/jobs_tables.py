@@ -102,6 +102,16 @@ class AttemptRow(SQLModel, table=True):
     last_progress_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_log_lines: str | None = Field(default=None, sa_type=Text)
     detail: str | None = Field(default=None, sa_type=Text)
+    # local executor: the host (host id) and boot (/proc/sys/kernel/random/boot_id) that
+    # run it -- only a loop there can see its processes; None on other executors
+    host: str | None = Field(default=None, max_length=128)
+    boot_id: str | None = Field(default=None, max_length=64)
+    # phase stop_failed: stops that failed in a row, when the next is tried, the last
+    # error's kind (exception type: logged once per kind) and message
+    stop_failures: int = 0
+    next_stop_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    stop_error_kind: str | None = Field(default=None, max_length=64)
+    stop_error: str | None = Field(default=None, sa_type=Text)
 
 
 class JobEventRow(SQLModel, table=True):

@@ -97,5 +97,6 @@ def import_all_tables() -> None:
         availability_tables,  # noqa: F401
         daemon_tables,  # noqa: F401
         jobs_tables,  # noqa: F401
+        secret_tables,  # noqa: F401
         telemetry_tables,  # noqa: F401
     )
