@@ -38,8 +38,13 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
     h = _local(tmp_path) if request.param == "local" else _sky(tmp_path)
     yield h
     # Never leave a test's processes behind, whatever the test did.
+    # A process may end between being listed and being killed (the attempt's supervisor
+    # reaps its descendants as it exits): gone is what this wants.
     for proc in _processes_under(tmp_path):
-        proc.kill()
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
 
 
 def _processes_under(tmp: Path) -> list[psutil.Process]:
