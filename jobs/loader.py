@@ -98,10 +98,10 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
         path = ".".join(_show(p) for p in nul.loc) or "(document)"
         raise SpecError(f"{filename}:{line} {path}: contains a NUL character (\\0); "
                         "remove it") from None
-    except _ControlFound as found:
-        line = _line_of(doc, found.loc) or 1
-        path = ".".join(_show(p) for p in found.loc) or "(document)"
-        raise SpecError(f"{filename}:{line} {path}: {found.problem}") from None
+    except _ControlFound as bad:
+        line = _line_of(doc, bad.loc) or 1
+        path = ".".join(_show(p) for p in bad.loc) or "(document)"
+        raise SpecError(f"{filename}:{line} {path}: {bad.problem}") from None
     try:
         context: dict[str, Any] = {"base_dir": base_dir, "stored_text": stored}
         if hub_configs:

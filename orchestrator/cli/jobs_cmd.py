@@ -331,16 +331,18 @@ def logs(
         (a for a in attempts if a.number == attempt), None)
     if chosen is None:
         raise UserError(f"{job.id} has attempts 1..{len(attempts)}, not {attempt}", exit_code=2)
+    from gpuopt.core.safe_text import escape_text
+
     executor = ExecutorCache()(job.executor)
     printed = False
     try:
         for line in executor.logs(chosen.cluster_name, follow=follow):
-            typer.echo(line)
+            typer.echo(escape_text(line, multiline=True))  # a program's bytes, not ours
             printed = True
     except KeyboardInterrupt:
         return
     if not printed and chosen.last_log_lines:
-        typer.echo(chosen.last_log_lines)
+        typer.echo(escape_text(chosen.last_log_lines, multiline=True))
 
 
 def cancel(

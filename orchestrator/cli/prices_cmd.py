@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from gpuopt.orchestrator.config import Settings
+    from gpuopt.orchestrator.prices.poll import CloudPollResult
     from gpuopt.orchestrator.store.price_history import HistoryPoint
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
@@ -170,26 +171,35 @@ def refresh(
             results = poll_prices(store, providers, datetime.now(UTC), regions, on_progress)
     finally:
         store.close()
-    out = out_console()
-    for c, r in results.items():
-        if r.status == "skipped":
-            out.print(f"[yellow]{c}: skipped[/] - {r.error}")
-            continue
-        if r.status == "error":
-            out.print(f"[red]{c}: failed[/] - {r.error}")
-            continue
-        out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
-                  f"{r.rejected} rejected")
-        for offer, before in r.changes:
-            where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
-            out.print(f"  {where} {offer.market.value}: {before} -> {offer.price_per_hour} $/h",
-                      highlight=False)
-        for line in r.rejections[:10]:
-            out.print(f"  [red]rejected[/] {line}", highlight=False)
-        for line in r.warnings[:10]:
-            out.print(f"  [yellow]warning[/] {line}", highlight=False)
+    _print_poll(out_console(), results)
     if results and all(r.failed for r in results.values()):
         raise typer.Exit(1)
+
+
+def _print_poll(out: Console, results: Mapping[str, CloudPollResult]) -> None:
+    """What each cloud's poll stored, held and rejected. A cloud's words (errors, instance
+    types, regions) are its own: printed as text, never as markup (and escaped by the
+    console, see console.py)."""
+    from rich.markup import escape
+
+    for c, r in results.items():
+        if r.status == "skipped":
+            out.print(f"[yellow]{c}: skipped[/] - {escape(str(r.error))}")
+            continue
+        if r.status == "error":
+            out.print(f"[red]{c}: failed[/] - {escape(str(r.error))}")
+            continue
+        held = f", {r.held} held (see `gpuopt prices held`)" if r.held else ""
+        out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
+                  f"{r.rejected} rejected{held}")
+        for offer, before in r.changes:
+            where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
+            out.print(f"  {escape(where)} {offer.market.value}: {before} -> "
+                      f"{offer.price_per_hour} $/h", highlight=False)
+        for line in r.rejections[:10]:
+            out.print(f"  [red]rejected[/] {escape(line)}", highlight=False)
+        for line in r.warnings[:10]:
+            out.print(f"  [yellow]warning[/] {escape(line)}", highlight=False)
 
 
 def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
