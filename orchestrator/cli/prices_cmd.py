@@ -1,4 +1,5 @@
-"""`gpuopt prices` (latest offers), `prices refresh`, `prices history`, `prices export-snapshot`."""
+"""`gpuopt prices` (latest offers), `prices refresh`, `prices history`, `prices held`,
+`prices export-snapshot`."""
 
 from __future__ import annotations
 
@@ -380,9 +381,57 @@ def export_snapshot(
     err_console().print(f"wrote {len(offers)} offers to {out}")
 
 
+def held(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the held prices as JSON.")]
+    = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
+                                       "terminal.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Prices held for confirmation: new series or changes outside their GPU's snapshot
+    range or their series' recent band, not in the history until later polls confirm them.
+
+    Example: gpuopt prices held --json
+    """
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.price_history import held_views
+
+    store = open_store_if_exists(_settings(config).database.url)
+    views = []
+    if store is not None:
+        try:
+            with store.session() as session:
+                views = held_views(session)
+        finally:
+            store.close()
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(views, indent=1))
+        return
+    if not views:
+        err_console().print("no prices are held")
+        return
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+
+    cols = [Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=2),
+            Col("market", ID), Col("held $/h", NUM), Col("was $/h", NUM, optional=1),
+            Col("polls", NUM, optional=3), Col("taken after", ID),
+            Col("why", min_width=12, optional=4)]
+    rows = [[f"{v['cloud']}/{v['zone'] or v['region']}", v["instance_type"],
+             short_market(v["market"]), v["price_per_hour"], v["previous_price_per_hour"] or "new",
+             str(v["polls"]), _when(v["confirm_after"]), v["reason"]] for v in views]
+    print_table(out_console(), cols, rows, wide=wide)
+
+
+def _when(iso: str) -> str:
+    return f"{datetime.fromisoformat(iso):%Y-%m-%d %H:%M}"
+
+
 def register(app: typer.Typer) -> None:
     prices_app = typer.Typer(
-        help="GPU prices: latest offers, refresh, history, snapshot.\n\n"
+        help="GPU prices: latest offers, refresh, history, held, snapshot.\n\n"
         "Example: gpuopt prices --gpu H100 --market spot",
         invoke_without_command=True,
     )
@@ -390,4 +439,5 @@ def register(app: typer.Typer) -> None:
     prices_app.command("refresh")(refresh)
     prices_app.command("history")(history)
     prices_app.command("export-snapshot")(export_snapshot)
+    prices_app.command("held")(held)
     app.add_typer(prices_app, name="prices")
