@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gpuopt.core.safe_text import control_problem
 from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 from gpuopt.jobs.errors import SpecError
 from gpuopt.jobs.spec import JobSpec
@@ -61,14 +62,16 @@ def read_job_file(path: Path) -> str:
 
 def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
                    purpose: Purpose | None = None, now: datetime | None = None,
-                   hub_configs: Mapping[str, Any] | None = None) -> JobSpec:
+                   hub_configs: Mapping[str, Any] | None = None,
+                   stored: bool = False) -> JobSpec:
     """Validate YAML text; relative `model.config` paths resolve against ``base_dir``
     (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec.
 
     A `model.name` that is a Hugging Face Hub id not in the table is read from the Hub
     (jobs/hub.py), unless ``hub_configs`` holds its config.json already (by id: bytes,
     text or the parsed mapping; e.g. what a stored job recorded from
-    ``spec.model.hub_source()``)."""
+    ``spec.model.hub_source()``). ``stored``: the text of a job an older version stored,
+    read as it is even with control characters (escaped wherever it is shown)."""
     if base_dir is None:
         base_dir = Path(filename).resolve().parent
     if len(text) > MAX_SPEC_BYTES:
@@ -83,7 +86,7 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
         )
     budget = _Budget()
     try:
-        data = _plain(doc, 0, budget, ())
+        data = _plain(doc, 0, budget, (), refuse_control=not stored)
     except _TooDeep:
         raise SpecError(f"{filename}:1: the document nests too deeply") from None
     except _TooBig:
@@ -95,8 +98,12 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
         path = ".".join(_show(p) for p in nul.loc) or "(document)"
         raise SpecError(f"{filename}:{line} {path}: contains a NUL character (\\0); "
                         "remove it") from None
+    except _ControlFound as bad:
+        line = _line_of(doc, bad.loc) or 1
+        path = ".".join(_show(p) for p in bad.loc) or "(document)"
+        raise SpecError(f"{filename}:{line} {path}: {bad.problem}") from None
     try:
-        context: dict[str, Any] = {"base_dir": base_dir}
+        context: dict[str, Any] = {"base_dir": base_dir, "stored_text": stored}
         if hub_configs:
             context["hub_configs"] = dict(hub_configs)
         spec = JobSpec.model_validate(data, context=context)
@@ -169,6 +176,21 @@ class _NulFound(Exception):
         self.loc = loc
 
 
+class _ControlFound(Exception):
+    def __init__(self, loc: tuple[Any, ...], problem: str) -> None:
+        self.loc, self.problem = loc, problem
+
+
+# The values that are scripts or free text and may span lines (TAB, LF, CR); every other
+# string of a job file, keys included, is one line (core/safe_text.py).
+_MULTILINE = (("run",), ("setup",))
+_MULTILINE_UNDER = (("envs",),)
+
+
+def _multiline(loc: tuple[Any, ...]) -> bool:
+    return loc in _MULTILINE or (len(loc) == 2 and loc[:1] in _MULTILINE_UNDER)
+
+
 class _Budget:
     """What is left of MAX_VALUES / MAX_CHARS while _plain expands the document."""
 
@@ -183,9 +205,11 @@ class _Budget:
             raise _TooBig
 
 
-def _plain(node: Any, depth: int, budget: _Budget, loc: tuple[Any, ...]) -> Any:
+def _plain(node: Any, depth: int, budget: _Budget, loc: tuple[Any, ...],
+           refuse_control: bool = True) -> Any:
     """ruamel's Commented* containers -> dicts/lists (cycles from aliases cut by depth;
-    expansion bounded by ``budget``); a NUL anywhere is refused (no database stores it)."""
+    expansion bounded by ``budget``); a NUL anywhere is refused (no database stores it),
+    and so is any terminal control character (core/safe_text.py)."""
     if depth > 50:
         raise _TooDeep
     if isinstance(node, Mapping):
@@ -193,24 +217,31 @@ def _plain(node: Any, depth: int, budget: _Budget, loc: tuple[Any, ...]) -> Any:
         out: dict[Any, Any] = {}
         for k, v in node.items():
             key = _key(k)
-            _check_text(key, budget, (*loc, key))
-            out[key] = _plain(v, depth + 1, budget, (*loc, key))
+            _check_text(key, budget, (*loc, key), refuse_control, key=True)
+            out[key] = _plain(v, depth + 1, budget, (*loc, key), refuse_control)
         return out
     if isinstance(node, list | tuple):
         budget.spend(0)
-        return [_plain(v, depth + 1, budget, (*loc, i)) for i, v in enumerate(node)]
+        return [_plain(v, depth + 1, budget, (*loc, i), refuse_control)
+                for i, v in enumerate(node)]
     if isinstance(node, str):
-        _check_text(node, budget, loc)
+        _check_text(node, budget, loc, refuse_control)
         return str(node)  # ScalarString subclasses -> str
     budget.spend(8)
     return node
 
 
-def _check_text(text: Any, budget: _Budget, loc: tuple[Any, ...]) -> None:
+def _check_text(text: Any, budget: _Budget, loc: tuple[Any, ...], refuse_control: bool,
+                key: bool = False) -> None:
     if isinstance(text, str):
         budget.spend(len(text))
         if "\x00" in text:
             raise _NulFound(loc)
+        if not refuse_control:
+            return
+        problem = control_problem(text, multiline=not key and _multiline(loc))
+        if problem is not None:
+            raise _ControlFound(loc, problem)
 
 
 def _key(key: Any) -> Any:

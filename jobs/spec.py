@@ -525,6 +525,13 @@ def _in_range(when: datetime) -> datetime:
     return when
 
 
+def _stored_text(info: ValidationInfo) -> bool:
+    """A spec stored before control characters were refused (jobs.resolved's ``stored``,
+    or the loader's ``stored_text`` for rows kept only as YAML)."""
+    ctx = info.context if isinstance(info.context, dict) else {}
+    return bool(ctx.get("stored") or ctx.get("stored_text"))
+
+
 def _check_env_name(name: str) -> None:
     if not ENV_NAME.match(name):
         raise ValueError(
@@ -607,6 +614,21 @@ class JobSpec(_Strict):
     team: str | None = Field(default=None, min_length=1, max_length=128)
     checkpoint: CheckpointSpec | None = None
     max_restarts_on_errors: int = Field(default=0, ge=0, le=1000)
+
+    @field_validator("name", "owner", "team")
+    @classmethod
+    def _one_line(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Shown in tables, reports and mail: no terminal control character (the loader
+        refuses them in every string of a file, with its line). A spec stored by an
+        older version is read as it is (and escaped wherever it is shown)."""
+        if value is None or _stored_text(info):
+            return value
+        from gpuopt.core.safe_text import control_problem
+
+        problem = control_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("envs")
     @classmethod

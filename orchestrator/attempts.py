@@ -102,7 +102,8 @@ def load_stored_spec(job: JobRow) -> JobSpec:
     from gpuopt.jobs.loader import parse_job_spec
 
     base = Path(job.spec_path).parent if job.spec_path else None
-    return parse_job_spec(job.spec_yaml, job.spec_path or f"<job {job.id}>", base_dir=base)
+    return parse_job_spec(job.spec_yaml, job.spec_path or f"<job {job.id}>", base_dir=base,
+                          stored=True)
 
 
 def _base_dir(job: JobRow) -> Path:

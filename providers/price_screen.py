@@ -6,9 +6,11 @@ x away from the last stored price of the same offer, dated more than CLOCK_SKEW 
 the poll, or when the offer itself is insane (offer_problems). Each offer is judged on
 its own: a bad one never takes the rest of its batch with it.
 
-A *new* series whose price per GPU-hour is more than MAX_PRICE_JUMP x outside the range
-already known for its GPU model is not rejected but held (``outlier_problem``): it is
-stored only when a second poll reports it again (see orchestrator/store/price_history.py).
+What passes these checks is then judged as a *move* (providers/price_moves.py): against
+the embedded snapshot's range for its GPU and market and the series' recent median, it
+is taken, held for confirmation by later polls, or rejected as a misread
+(orchestrator/store/price_history.py applies it). ``outlier_problem`` is the older,
+store-range-only check, kept for callers that have no snapshot.
 """
 
 from __future__ import annotations

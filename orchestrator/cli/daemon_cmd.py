@@ -70,7 +70,11 @@ def status(
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     else:
-        typer.echo(render_text(result, settings.report.timezone), nl=False)
+        from gpuopt.core.safe_text import escape_text
+
+        # node names, a cloud's error text: escaped for the terminal (core/safe_text.py)
+        typer.echo(escape_text(render_text(result, settings.report.timezone), multiline=True),
+                   nl=False)
     if not result.running:
         raise typer.Exit(NOT_RUNNING_EXIT)
 

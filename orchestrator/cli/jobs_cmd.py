@@ -340,17 +340,21 @@ def logs(
         (a for a in attempts if a.number == attempt), None)
     if chosen is None:
         raise UserError(f"{job.id} has attempts 1..{len(attempts)}, not {attempt}", exit_code=2)
+    from gpuopt.core.safe_text import escape_text
+
     hidden = _secret_values(job, config)
     executor = ExecutorCache()(job.executor)
     printed = False
     try:
         for line in executor.logs(chosen.cluster_name, follow=follow):
-            typer.echo(redact(line, hidden) if hidden else line)
+            # a program's bytes, not ours: its secrets hidden, its control characters escaped
+            typer.echo(escape_text(redact(line, hidden) if hidden else line, multiline=True))
             printed = True
     except KeyboardInterrupt:
         return
     if not printed and chosen.last_log_lines:
-        typer.echo(chosen.last_log_lines)
+        tail = chosen.last_log_lines
+        typer.echo(escape_text(redact(tail, hidden) if hidden else tail, multiline=True))
 
 
 def _secret_values(job: JobRow, config: Path | None) -> list[str]:

@@ -1,4 +1,5 @@
-"""`gpuopt prices` (latest offers), `prices refresh`, `prices history`, `prices export-snapshot`."""
+"""`gpuopt prices` (latest offers), `prices refresh`, `prices history`, `prices held`,
+`prices export-snapshot`."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from gpuopt.orchestrator.config import Settings
+    from gpuopt.orchestrator.prices.poll import CloudPollResult
     from gpuopt.orchestrator.store.price_history import HistoryPoint
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
@@ -170,26 +172,35 @@ def refresh(
             results = poll_prices(store, providers, datetime.now(UTC), regions, on_progress)
     finally:
         store.close()
-    out = out_console()
-    for c, r in results.items():
-        if r.status == "skipped":
-            out.print(f"[yellow]{c}: skipped[/] - {r.error}")
-            continue
-        if r.status == "error":
-            out.print(f"[red]{c}: failed[/] - {r.error}")
-            continue
-        out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
-                  f"{r.rejected} rejected")
-        for offer, before in r.changes:
-            where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
-            out.print(f"  {where} {offer.market.value}: {before} -> {offer.price_per_hour} $/h",
-                      highlight=False)
-        for line in r.rejections[:10]:
-            out.print(f"  [red]rejected[/] {line}", highlight=False)
-        for line in r.warnings[:10]:
-            out.print(f"  [yellow]warning[/] {line}", highlight=False)
+    _print_poll(out_console(), results)
     if results and all(r.failed for r in results.values()):
         raise typer.Exit(1)
+
+
+def _print_poll(out: Console, results: Mapping[str, CloudPollResult]) -> None:
+    """What each cloud's poll stored, held and rejected. A cloud's words (errors, instance
+    types, regions) are its own: printed as text, never as markup (and escaped by the
+    console, see console.py)."""
+    from rich.markup import escape
+
+    for c, r in results.items():
+        if r.status == "skipped":
+            out.print(f"[yellow]{c}: skipped[/] - {escape(str(r.error))}")
+            continue
+        if r.status == "error":
+            out.print(f"[red]{c}: failed[/] - {escape(str(r.error))}")
+            continue
+        held = f", {r.held} held (see `gpuopt prices held`)" if r.held else ""
+        out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
+                  f"{r.rejected} rejected{held}")
+        for offer, before in r.changes:
+            where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
+            out.print(f"  {escape(where)} {offer.market.value}: {before} -> "
+                      f"{offer.price_per_hour} $/h", highlight=False)
+        for line in r.rejections[:10]:
+            out.print(f"  [red]rejected[/] {escape(line)}", highlight=False)
+        for line in r.warnings[:10]:
+            out.print(f"  [yellow]warning[/] {escape(line)}", highlight=False)
 
 
 def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
@@ -370,9 +381,57 @@ def export_snapshot(
     err_console().print(f"wrote {len(offers)} offers to {out}")
 
 
+def held(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the held prices as JSON.")]
+    = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
+                                       "terminal.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Prices held for confirmation: new series or changes outside their GPU's snapshot
+    range or their series' recent band, not in the history until later polls confirm them.
+
+    Example: gpuopt prices held --json
+    """
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.price_history import held_views
+
+    store = open_store_if_exists(_settings(config).database.url)
+    views = []
+    if store is not None:
+        try:
+            with store.session() as session:
+                views = held_views(session)
+        finally:
+            store.close()
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(views, indent=1))
+        return
+    if not views:
+        err_console().print("no prices are held")
+        return
+    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+
+    cols = [Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=2),
+            Col("market", ID), Col("held $/h", NUM), Col("was $/h", NUM, optional=1),
+            Col("polls", NUM, optional=3), Col("taken after", ID),
+            Col("why", min_width=12, optional=4)]
+    rows = [[f"{v['cloud']}/{v['zone'] or v['region']}", v["instance_type"],
+             short_market(v["market"]), v["price_per_hour"], v["previous_price_per_hour"] or "new",
+             str(v["polls"]), _when(v["confirm_after"]), v["reason"]] for v in views]
+    print_table(out_console(), cols, rows, wide=wide)
+
+
+def _when(iso: str) -> str:
+    return f"{datetime.fromisoformat(iso):%Y-%m-%d %H:%M}"
+
+
 def register(app: typer.Typer) -> None:
     prices_app = typer.Typer(
-        help="GPU prices: latest offers, refresh, history, snapshot.\n\n"
+        help="GPU prices: latest offers, refresh, history, held, snapshot.\n\n"
         "Example: gpuopt prices --gpu H100 --market spot",
         invoke_without_command=True,
     )
@@ -380,4 +439,5 @@ def register(app: typer.Typer) -> None:
     prices_app.command("refresh")(refresh)
     prices_app.command("history")(history)
     prices_app.command("export-snapshot")(export_snapshot)
+    prices_app.command("held")(held)
     app.add_typer(prices_app, name="prices")

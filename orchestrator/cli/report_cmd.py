@@ -148,7 +148,10 @@ def _email(
         result, sender=settings.report.from_address, recipients=addresses, sent_at=now
     )
     (mailer or from_config.mailer(settings))(msg)
-    typer.echo(f"sent {result.week} ({result.scope}) to {', '.join(addresses)}", err=True)
+    from gpuopt.core.safe_text import escape_text
+
+    typer.echo(escape_text(f"sent {result.week} ({result.scope}) to {', '.join(addresses)}"),
+               err=True)
     # An owner's report is none of the daemon's scopes; the others it must not send again.
     if result.owner is None and _mark_sent(settings, result, scope, now):
         typer.echo("(it had been sent before; sent again as asked)", err=True)

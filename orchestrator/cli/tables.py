@@ -11,6 +11,8 @@ Columns marked ``optional`` (1 = dropped last, higher = dropped first) are left 
 highest first, until the rest fits the console's width; ``wide=True`` keeps every column
 and lets the table be as wide as it needs (``--wide``). The width comes from the console
 (the terminal, or ``COLUMNS``; 80 for a pipe), so output is the same at any path length.
+Cells are plain text, never markup, with control characters escaped before the layout
+(core/safe_text.py), so a hostile name neither drives the terminal nor breaks the columns.
 
 Usage::
 
@@ -26,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from gpuopt.core.safe_text import escape_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,7 +58,7 @@ class Col:
 
 
 def _cells(rows: Sequence[Sequence[str]], i: int) -> list[str]:
-    return [str(r[i]) for r in rows]
+    return [escape_text(r[i]) for r in rows]
 
 
 def table_width(cols: Sequence[Col], rows: Sequence[Sequence[str]], keep: Sequence[int]) -> int:
@@ -98,9 +102,12 @@ def build_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int, 
     from rich import box
     from rich.table import Table
 
+    from gpuopt.orchestrator.cli.console import plain_cells
+
     keep = choose_columns(cols, rows, width, wide)
     widths = column_widths(cols, rows, keep, 10**6 if wide else width)
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+    table = Table(title=escape_text(title) if title is not None else None,
+                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   padding=(0, 1, 0, 0), pad_edge=False, header_style="bold",
                   title_style="bold")
     for i, w in zip(keep, widths, strict=True):
@@ -108,7 +115,7 @@ def build_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int, 
         table.add_column(c.header, justify="right" if c.kind == NUM else "left", width=w,
                          no_wrap=c.kind != TEXT, overflow="fold")
     for r in rows:
-        table.add_row(*(str(r[i]) for i in keep))
+        table.add_row(*plain_cells(r[i] for i in keep))
     return table, sum(widths) + GAP * max(len(keep) - 1, 0)
 
 

@@ -63,9 +63,10 @@ def load_config_with_sources(
     file = Path(path).expanduser() if path is not None else default_config_file()
     env = os.environ if env is None else env
     data: dict[str, Any] = {}
+    text = ""
     exists = file.is_file()
     if exists:
-        data = _read_toml(file)
+        data, text = _read_toml(file)
     elif explicit and file.exists():
         raise ConfigError(f"config file {file} is not a regular file")
     elif explicit:
@@ -90,21 +91,23 @@ def load_config_with_sources(
         _set_path(data, loc, _env_value(name, env[name], annotation))
         origins[loc] = name
     _read_password_file(data, file, origins)
+    where = _Where(file, origins, text)
     try:
-        _refuse_nul(data, (), file, origins)
+        _refuse_control(data, (), where)
         settings = Settings.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(_describe(err, file, origins)) from None
+        raise ConfigError(_describe(err, where)) from None
     except RecursionError:
         raise ConfigError(f"{file}: a value nests too deeply") from None
     return settings, file, exists, sorted(origins.values())
 
 
-def _read_toml(file: Path) -> dict[str, Any]:
+def _read_toml(file: Path) -> tuple[dict[str, Any], str]:
     from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 
     try:
-        return tomllib.loads(read_bounded(file, MAX_CONFIG_BYTES).decode("utf-8"))
+        text = read_bounded(file, MAX_CONFIG_BYTES).decode("utf-8")
+        return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{file}: invalid TOML ({err}); fix the syntax there") from None
     except UnicodeDecodeError as err:
@@ -118,18 +121,35 @@ def _read_toml(file: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {file}: {err.strerror}") from None
 
 
-def _refuse_nul(node: Any, loc: tuple[str | int, ...], file: Path,
-                origins: Mapping[tuple[str, ...], str]) -> None:
-    """No setting holds a NUL character (no database, path or SMTP server takes one)."""
+# Not judged here: the SMTP password is a secret (from the environment or its own file),
+# never printed and never a header; whatever characters it has are the server's business.
+_NOT_TEXT = frozenset({("smtp", "password")})
+
+
+def _refuse_control(node: Any, loc: tuple[str | int, ...], where: _Where) -> None:
+    """No setting holds a NUL character (no database, path or SMTP server takes one), nor
+    any terminal control character (core/safe_text.py): every string here is one line,
+    and CR/LF in a mail header field ([report] from_address, recipients, [smtp] host,
+    username) would end the header."""
+    from gpuopt.core.safe_text import control_problem
+
+    if loc in _NOT_TEXT:
+        return
     if isinstance(node, dict):
         for key, value in node.items():
-            _refuse_nul(key, (*loc, str(key)), file, origins)
-            _refuse_nul(value, (*loc, str(key)), file, origins)
+            problem = control_problem(str(key))
+            if problem is not None:  # said of the table: the key itself is not printable
+                raise ConfigError(f"{where(loc, line_at=(*loc, str(key)))}: a key {problem}")
+            _refuse_control(value, (*loc, str(key)), where)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            _refuse_nul(value, (*loc, i), file, origins)
+            _refuse_control(value, (*loc, i), where)
     elif isinstance(node, str) and "\x00" in node:
-        raise ConfigError(f"{_where(loc, file, origins)}: contains a NUL character; remove it")
+        raise ConfigError(f"{where(loc)}: contains a NUL character; remove it")
+    elif isinstance(node, str):
+        problem = control_problem(node)
+        if problem is not None:
+            raise ConfigError(f"{where(loc)}: {problem}")
 
 
 def _read_password_file(
@@ -220,12 +240,29 @@ def _set_path(data: dict[str, Any], loc: tuple[str, ...], value: Any) -> None:
     node[loc[-1]] = value
 
 
-def _where(loc: tuple[str | int, ...], file: Path, origins: Mapping[tuple[str, ...], str]) -> str:
-    for n in range(len(loc), 0, -1):
-        prefix = tuple(str(p) for p in loc[:n])
-        if prefix in origins:
-            return f"environment variable {origins[prefix]}"
-    parts = [str(p) for p in loc]
+class _Where:
+    """Where a setting was given: ``file:line [section] key``, or the environment
+    variable that set it."""
+
+    def __init__(self, file: Path, origins: Mapping[tuple[str, ...], str], text: str) -> None:
+        self.file, self.origins, self.text = file, origins, text
+
+    def __call__(self, loc: tuple[str | int, ...],
+                 line_at: tuple[str | int, ...] | None = None) -> str:
+        for n in range(len(loc), 0, -1):
+            prefix = tuple(str(p) for p in loc[:n])
+            if prefix in self.origins:
+                return f"environment variable {self.origins[prefix]}"
+        from gpuopt.orchestrator.config.toml_lines import line_of
+
+        line = line_of(self.text, line_at or loc) if self.text else None
+        return _where(loc, f"{self.file}:{line}" if line else str(self.file))
+
+
+def _where(loc: tuple[str | int, ...], file: str) -> str:
+    from gpuopt.core.safe_text import escape_text
+
+    parts = [escape_text(p) for p in loc]
     if parts and parts[0] == "reserved" and len(parts) > 1 and parts[1].isdigit():
         key = ".".join(parts[2:]) or "(entry)"
         return f"{file} [[reserved]] entry {int(parts[1]) + 1}: {key}"
@@ -237,7 +274,7 @@ def _where(loc: tuple[str | int, ...], file: Path, origins: Mapping[tuple[str, .
     return f"{file} [{'.'.join(parts[:-1])}] {parts[-1]}{item}"
 
 
-def _describe(err: ValidationError, file: Path, origins: Mapping[tuple[str, ...], str]) -> str:
+def _describe(err: ValidationError, where: _Where) -> str:
     lines = []
     for e in err.errors():
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -249,6 +286,6 @@ def _describe(err: ValidationError, file: Path, origins: Mapping[tuple[str, ...]
             msg = "unknown key; remove it or check its spelling (see `gpuopt config init`)"
         elif e["type"] == "literal_error":
             msg = f"{e['input']!r} is not allowed: {msg.removeprefix('Input should be ')}"
-        lines.append(f"{_where(loc, file, origins)}: {msg}")
+        lines.append(f"{where(loc)}: {msg}")
     head = "invalid configuration (fix these, then retry):"
     return "\n  ".join([head, *lines])

@@ -305,8 +305,14 @@ class ReportConfig(_Section):
     @field_validator("from_address")
     @classmethod
     def _from(cls, v: str) -> str:
-        if "@" not in v:
-            raise ValueError(f"{v!r} is not an e-mail address")
+        """One address, maybe with a display name ("gpuopt <gpuopt@example.com>"): it is
+        the From header (control characters are refused for every setting, load.py)."""
+        from email.utils import getaddresses
+
+        found = getaddresses([v])
+        if len(found) != 1 or not re.fullmatch(r"[^@\s]+@[^@\s]+", found[0][1]):
+            raise ValueError(f"{v!r} must be one address, e.g. gpuopt@example.com or "
+                             "'gpuopt <gpuopt@example.com>'")
         return v
 
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.core.money import from_micros
+from gpuopt.orchestrator.daemon.bounded_http import BoundedHTTPServer, Limits
 from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.store_health import StoreHealth
 
@@ -177,28 +177,26 @@ def _handler(registry: CollectorRegistry, runtime: DaemonHealth,
     return Handler
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-
 class MetricsServer:
+    """/metrics and /healthz on ``address`` (HOST:PORT), served within bounds: a few
+    worker threads, a deadline for each request's head, a cap on open connections
+    (daemon/bounded_http.py)."""
+
     def __init__(self, address: str, store: Store, runtime: DaemonHealth,
-                 health: StoreHealth | None = None) -> None:
+                 health: StoreHealth | None = None, limits: Limits | None = None) -> None:
         host, _, port = address.rpartition(":")
         registry = make_registry(StoreCollector(store, runtime))
-        self.server = _Server((host.strip("[]"), int(port)),
-                              _handler(registry, runtime, health or StoreHealth()))
-        self.thread = threading.Thread(target=self.server.serve_forever, name="gpuopt-metrics",
-                                       daemon=True)
+        self.server = BoundedHTTPServer((host.strip("[]"), int(port)),
+                                        _handler(registry, runtime, health or StoreHealth()),
+                                        limits)
 
     @property
     def address(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"{host!s}:{port}"
+        return f"[{host}]:{port}" if ":" in str(host) else f"{host!s}:{port}"
 
     def start(self) -> None:
-        self.thread.start()
+        self.server.start()
 
     def stop(self) -> None:
         self.server.shutdown()
-        self.server.server_close()

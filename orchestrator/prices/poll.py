@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -48,6 +47,13 @@ class CloudPollResult:
 ProgressCallback = Callable[[str, str], None]  # (cloud, "fetching" | "storing" | "done")
 
 
+# A cloud's whole fetch (every region and page, retries included) gets this long; the
+# poll then reports it as failed and stores the others. Real fetches take seconds to a
+# couple of minutes (AWS's price list over many regions is the longest); the daemon polls
+# every 10 minutes by default, so a stuck cloud cannot hold the next poll back.
+POLL_DEADLINE_S = 300.0
+
+
 def _fetch(provider: Provider, now: datetime, regions: Sequence[str] | None) -> FetchResult:
     provider.check_credentials()
     return provider.fetch(now, regions)
@@ -59,48 +65,75 @@ def poll_prices(
     now: datetime,
     regions: Mapping[str, Sequence[str] | None] | None = None,
     on_progress: ProgressCallback | None = None,
+    deadline_s: float = POLL_DEADLINE_S,
 ) -> dict[str, CloudPollResult]:
     """Poll every provider concurrently; store each cloud's changes as its fetch completes.
 
     ``providers`` maps cloud -> adapter, or -> the exception met while loading it.
-    Writes happen on the calling thread, one transaction per cloud.
+    Writes happen on the calling thread, one transaction per cloud. A cloud that has not
+    answered ``deadline_s`` after the poll began is reported failed ("no answer within
+    the poll's deadline"); its fetch goes on in a daemon thread whose answer is dropped
+    (a thread cannot be killed; its own requests are bounded, providers/http_json.py).
     """
+    import queue
+    import threading
+    import time
+
     regions = regions or {}
     results: dict[str, CloudPollResult] = {}
     notify = on_progress or (lambda _c, _s: None)
-    futures: dict[Future[FetchResult], str] = {}
-    with ThreadPoolExecutor(max_workers=max(1, len(providers)),
-                            thread_name_prefix="gpuopt-poll") as pool:
-        for cloud, provider in providers.items():
-            if isinstance(provider, MissingExtra):  # not installed: like no credentials
-                results[cloud] = CloudPollResult(cloud, status="skipped", error=str(provider))
-                notify(cloud, "done")
-                continue
-            if isinstance(provider, Exception):
-                results[cloud] = CloudPollResult(cloud, status="error", error=str(provider))
-                notify(cloud, "done")
-                continue
-            notify(cloud, "fetching")
-            futures[pool.submit(_fetch, provider, now, regions.get(cloud))] = cloud
-        for fut in as_completed(futures):
-            cloud = futures[fut]
-            try:
-                fetched = fut.result()
-            except CredentialsMissing as err:  # the caller reports every result, once
-                results[cloud] = CloudPollResult(cloud, status="skipped", error=str(err))
-                notify(cloud, "done")
-                continue
-            except Exception as err:  # isolation: one cloud's failure is only reported
-                log.debug("%s: price poll failed", cloud, exc_info=True)
-                results[cloud] = CloudPollResult(
-                    cloud, status="error", error=f"{type(err).__name__}: {err}"
-                )
-                notify(cloud, "done")
-                continue
-            notify(cloud, "storing")
-            results[cloud] = _store(store, cloud, fetched, now)
+    answers: queue.Queue[tuple[str, FetchResult | BaseException]] = queue.Queue()
+    waiting: set[str] = set()
+
+    def run(cloud: str, provider: Provider) -> None:
+        try:
+            answers.put((cloud, _fetch(provider, now, regions.get(cloud))))
+        except BaseException as err:  # isolation: reported by the polling thread
+            answers.put((cloud, err))
+
+    deadline = time.monotonic() + deadline_s
+    for cloud, provider in providers.items():
+        if isinstance(provider, MissingExtra):  # not installed: like no credentials
+            results[cloud] = CloudPollResult(cloud, status="skipped", error=str(provider))
             notify(cloud, "done")
+            continue
+        if isinstance(provider, Exception):
+            results[cloud] = CloudPollResult(cloud, status="error", error=str(provider))
+            notify(cloud, "done")
+            continue
+        notify(cloud, "fetching")
+        waiting.add(cloud)
+        threading.Thread(target=run, args=(cloud, provider), name=f"gpuopt-poll-{cloud}",
+                         daemon=True).start()
+    while waiting:
+        try:  # answers already in are taken even after the deadline
+            cloud, outcome = answers.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        waiting.discard(cloud)
+        results[cloud] = _outcome(store, cloud, outcome, now, notify)
+    for cloud in sorted(waiting):
+        log.warning("%s: price poll gave no answer within %g s; given up", cloud, deadline_s)
+        results[cloud] = CloudPollResult(
+            cloud, status="error",
+            error=f"no answer within the poll's deadline ({deadline_s:g} s); given up")
+        notify(cloud, "done")
     return {c: results[c] for c in providers}
+
+
+def _outcome(store: Store, cloud: str, outcome: FetchResult | BaseException, now: datetime,
+             notify: ProgressCallback) -> CloudPollResult:
+    if isinstance(outcome, CredentialsMissing):  # the caller reports every result, once
+        result = CloudPollResult(cloud, status="skipped", error=str(outcome))
+    elif isinstance(outcome, BaseException):  # one cloud's failure is only reported
+        log.debug("%s: price poll failed", cloud, exc_info=outcome)
+        result = CloudPollResult(cloud, status="error",
+                                 error=f"{type(outcome).__name__}: {outcome}")
+    else:
+        notify(cloud, "storing")
+        result = _store(store, cloud, outcome, now)
+    notify(cloud, "done")
+    return result
 
 
 def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> CloudPollResult:

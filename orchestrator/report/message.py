@@ -11,6 +11,7 @@ from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, formatdate, make_msgid
 
+from gpuopt.core.safe_text import escape_text
 from gpuopt.orchestrator.report.charts import render_charts
 from gpuopt.orchestrator.report.fmt import pct, usd
 from gpuopt.orchestrator.report.model import WeeklyReport
@@ -21,8 +22,10 @@ CID_DOMAIN = "report.gpuopt"
 
 
 def subject(report: WeeklyReport) -> str:
+    """One header line: the scope (a team or owner name, maybe from an older version's
+    store) is escaped, so CR/LF can neither end the header nor raise (core/safe_text.py)."""
     s = report.summary
-    return (
+    return escape_text(
         f"gpuopt cost report {report.week} ({report.scope}): {usd(s.total)} spent, "
         f"{usd(s.savings)} ({pct(s.savings_pct)}) saved vs on-demand"
     )

@@ -8,11 +8,12 @@ relative file name for the copy saved to disk. Every value is escaped.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from html import escape
 from zoneinfo import ZoneInfo
 
+from gpuopt.core.safe_text import escape_text
 from gpuopt.orchestrator.report import sections
 from gpuopt.orchestrator.report.charts import CHART_TITLES, DAILY, VERSUS
 from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
@@ -21,6 +22,14 @@ from gpuopt.orchestrator.report.sections import Table
 
 WIDTH = 640
 MAX_ROWS = 10  # longer job lists end with an "N more" row (the text part lists them all)
+
+
+def escape(value: str) -> str:
+    """HTML-escaped, control characters and bidi overrides written as visible escapes
+    (core/safe_text.py): they would reorder what a mail client shows."""
+    return html.escape(escape_text(value))
+
+
 _FONT = "font-family:Helvetica,Arial,sans-serif;"
 _TD = f"{_FONT}font-size:13px;color:#222222;padding:5px 8px;border-bottom:1px solid #e6e8eb;"
 _TH = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
+from gpuopt.core.safe_text import escape_text
 from gpuopt.orchestrator.report import sections
 from gpuopt.orchestrator.report.fmt import hours, label, pct, signed_usd, usd
 from gpuopt.orchestrator.report.model import JobLine, WeeklyReport
@@ -17,7 +18,9 @@ WIDTH = 80
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int],
           optional: Sequence[int] = ()) -> list[str]:
     """Aligned columns; ``right`` holds the indexes of right-aligned (numeric) columns.
-    Columns in ``optional`` are left out, in that order, while a line exceeds WIDTH."""
+    Columns in ``optional`` are left out, in that order, while a line exceeds WIDTH.
+    Cells are escaped (core/safe_text.py) before they are measured."""
+    rows = [[escape_text(c) for c in r] for r in rows]
     keep = list(range(len(headers)))
     for drop in (None, *optional):
         if drop is not None:
@@ -50,12 +53,19 @@ def section_table(t: Table, empty: str = "none", optional: Sequence[int] = ()) -
 
 
 def render_text(report: WeeklyReport) -> str:
+    """The report as plain text (a terminal, the mail's text part): names, owners and
+    teams come from the store, where an older version may have kept control characters;
+    each is escaped (core/safe_text.py), and the whole text once more as a backstop."""
+    return escape_text(_render_text(report), multiline=True)
+
+
+def _render_text(report: WeeklyReport) -> str:
     s, p = report.summary, report.previous
     start = s.start.astimezone(_tz(report)).date()
     last = report.daily[-1].day
     out = [
         f"gpuopt weekly cost report - {report.week} ({start} to {last}, {report.timezone})",
-        f"Scope: {report.scope}",
+        f"Scope: {escape_text(report.scope)}",
         "",
     ]
     out += table(

@@ -15,15 +15,24 @@ from sqlmodel import Session, col, select
 
 from gpuopt.core.money import from_micros, to_micros
 from gpuopt.orchestrator.store.tables import OfferSeries, PendingPrice, PriceChange
-from gpuopt.providers.integrity import price_jump_problem
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.offer_filter import OfferFilter, sort_offers
+from gpuopt.providers.price_moves import (
+    HISTORY_ROWS,
+    Move,
+    Reference,
+    References,
+    Verdict,
+    confirms,
+    judge,
+    reference_for,
+    references,
+)
 from gpuopt.providers.price_screen import (
     CURRENCY,
     OfferKey,
     PriceRange,
     Rejection,
-    outlier_problem,
     screen,
 )
 
@@ -40,7 +49,7 @@ class RecordSummary:
     changed: int = 0
     unchanged: int = 0
     rejected: list[Rejection] = field(default_factory=list)
-    # new series held for a second poll's confirmation (pending_price), with the reason
+    # prices held for a later poll's confirmation (pending_price), with the reason
     held: list[Rejection] = field(default_factory=list)
     # (offer, previous price) for every changed series, for "what changed" output.
     changes: list[tuple[Offer, Decimal]] = field(default_factory=list)
@@ -103,17 +112,25 @@ def _column_problems(offer: Offer) -> list[str]:
     return problems
 
 
+def _snapshot_references() -> References:
+    from gpuopt.providers.snapshot import load_snapshot
+
+    return references(load_snapshot().offers)
+
+
 def record_offers(
     session: Session, offers: Sequence[Offer], currency: str = CURRENCY,
-    now: datetime | None = None,
+    now: datetime | None = None, refs: References | None = None,
 ) -> RecordSummary:
     """Append the changes in ``offers`` to the history (the caller commits).
 
     A new series gets its first history row; a changed price closes nothing and opens a
     new row; an unchanged price only moves ``last_seen`` (series and its current row).
     Bad prices (see providers.price_screen; ``now`` = the poll's time, default the clock)
-    are logged and skipped, each on its own. A new series far outside its GPU model's
-    known range is held in pending_price until a later poll reports it again.
+    are logged and skipped, each on its own. A new series or a change that the
+    references (``refs``, default the embedded snapshot's ranges; providers/price_moves.py)
+    do not find plausible is held in pending_price until later polls confirm it, or
+    rejected as a misread.
     """
     summary = RecordSummary()
     if not offers:
@@ -137,7 +154,9 @@ def record_offers(
             storable.append(offer)
     accepted, rejected = screen(storable, last_prices, currency, now)
     summary.rejected.extend(rejected)
-    accepted = _hold_outliers(session, accepted, existing, summary)
+    accepted = _screen_moves(session, accepted, existing, summary,
+                             _snapshot_references() if refs is None else refs)
+    forget_stale_holds(session, clouds, now)
     for rej in summary.rejected:
         log.warning("rejected price %s", rej.describe())
     for rej in summary.held:
@@ -196,8 +215,13 @@ def record_offers(
     return summary
 
 
+# A held price no poll has reported for this long is dropped (the offer went away).
+HELD_FORGOTTEN_AFTER = timedelta(days=7)
+
+
 def _known_ranges(session: Session, gpus: Iterable[str]) -> dict[str, PriceRange]:
-    """GPU model -> (lowest, highest) stored price per GPU-hour, over every cloud."""
+    """GPU model -> (lowest, highest) stored price per GPU-hour, over every cloud (the
+    reference of a GPU the snapshot does not list)."""
     per_gpu = col(OfferSeries.price_micros) / col(OfferSeries.gpu_count)
     q = (
         select(col(OfferSeries.gpu), func.min(per_gpu), func.max(per_gpu))
@@ -208,54 +232,138 @@ def _known_ranges(session: Session, gpus: Iterable[str]) -> dict[str, PriceRange
             for gpu, low, high in session.exec(q) if low is not None and high is not None}
 
 
-def _hold_outliers(session: Session, offers: list[Offer],
-                   existing: dict[OfferKey, OfferSeries], summary: RecordSummary) -> list[Offer]:
-    """The offers to store now: every one of a known series, and new series inside their
-    GPU model's known range or confirmed by an earlier held observation; the others are
-    held (pending_price) and left out."""
-    new = [o for o in offers if o.key not in existing]
-    if not new:
+def _recent_prices(session: Session, series_ids: Sequence[int]) -> dict[int, list[Decimal]]:
+    """series id -> its last HISTORY_ROWS prices, oldest first (one windowed query)."""
+    if not series_ids:
+        return {}
+    table = PriceChange.__table__  # type: ignore[attr-defined]
+    rank = func.row_number().over(partition_by=table.c.series_id,
+                                  order_by=table.c.first_seen.desc()).label("rank")
+    inner = (sa_select(table.c.series_id, table.c.price_micros, table.c.first_seen, rank)
+             .where(table.c.series_id.in_(sorted(set(series_ids)))).subquery())
+    q = (sa_select(inner.c.series_id, inner.c.price_micros)
+         .where(inner.c.rank <= HISTORY_ROWS)
+         .order_by(inner.c.series_id, inner.c.first_seen))
+    out: dict[int, list[Decimal]] = {}
+    for sid, micros in session.connection().execute(q):
+        out.setdefault(int(sid), []).append(from_micros(int(micros)))
+    return out
+
+
+def _screen_moves(session: Session, offers: list[Offer], existing: dict[OfferKey, OfferSeries],
+                  summary: RecordSummary, refs: References) -> list[Offer]:
+    """The offers to store now (providers/price_moves.py): unchanged prices and moves the
+    references find plausible, and held prices a later poll confirmed; the others are held
+    (pending_price) or rejected, each with its reason."""
+    moving = [o for o in offers if o.key not in existing
+              or to_micros(o.price_per_hour) != existing[o.key].price_micros]
+    if not moving:
         return offers
-    ranges = _known_ranges(session, {o.gpu for o in new})
+    history = _recent_prices(session, [int(existing[o.key].id or 0) for o in moving
+                                       if o.key in existing])
+    store_refs = {gpu: Reference(low, high, f"the stored {gpu} prices")
+                  for gpu, (low, high) in _known_ranges(
+                      session, {o.gpu for o in moving if reference_for(refs, o) is None}
+                  ).items()}
     pending = {
         (p.cloud, p.region, p.zone, p.instance_type, p.market): p
         for p in session.exec(select(PendingPrice).where(
-            col(PendingPrice.cloud).in_(sorted({o.cloud for o in new}))))
+            col(PendingPrice.cloud).in_(sorted({o.cloud for o in moving}))))
     }
     keep: list[Offer] = []
     for offer in offers:
-        problem = None if offer.key in existing else outlier_problem(offer, ranges.get(offer.gpu))
+        row = existing.get(offer.key)
+        current = from_micros(row.price_micros) if row is not None else None
+        ref = reference_for(refs, offer) or store_refs.get(offer.gpu)
+        verdict = judge(offer, current, history.get(int(row.id or 0), []) if row else [],
+                        ref)
         held = pending.get(offer.key)
-        if problem is None:
+        if verdict.move is Move.ACCEPT:
             if held is not None:
                 session.delete(held)
             keep.append(offer)
-            continue
-        micros = to_micros(offer.price_per_hour)
-        if held is not None and offer.observed_at > held.observed_at and \
-                price_jump_problem(offer.price_per_hour, from_micros(held.price_micros)) is None:
-            log.info("held price confirmed by a second poll: %s", "/".join(p for p in offer.key
-                                                                            if p))
+        elif verdict.move is Move.REJECT:
+            summary.rejected.append(Rejection(offer, (verdict.reason,)))
+        elif _confirmed(held, offer):
+            log.info("held price confirmed by a later poll: %s",
+                     "/".join(p for p in offer.key if p))
             session.delete(held)
             keep.append(offer)
-            continue
-        if held is None:
-            held = PendingPrice(cloud=offer.cloud, region=offer.region, zone=offer.zone or "",
-                                instance_type=offer.instance_type, market=offer.market.value,
-                                gpu=offer.gpu, price_micros=micros,
-                                observed_at=offer.observed_at, reason=problem[:400])
-            session.add(held)
-        elif offer.observed_at > held.observed_at:  # a different price: hold the new one
-            held.price_micros, held.observed_at, held.reason = (
-                micros, offer.observed_at, problem[:400])
-        summary.held.append(Rejection(offer, (problem,)))
+        else:
+            _hold(session, held, offer, verdict, row)
+            summary.held.append(Rejection(offer, (verdict.reason,)))
     session.flush()
     return keep
 
 
+def _confirmed(held: PendingPrice | None, offer: Offer) -> bool:
+    """A later poll reports the held price again (within CONFIRM_RATIO), at least the
+    hold's wait after it was first reported."""
+    if held is None or offer.observed_at <= held.observed_at:
+        return False
+    first = held.first_observed_at or held.observed_at
+    return confirms(offer.price_per_hour, from_micros(held.price_micros)) and \
+        offer.observed_at - first >= timedelta(seconds=held.wait_seconds)
+
+
+def _hold(session: Session, held: PendingPrice | None, offer: Offer, verdict: Verdict,
+          row: OfferSeries | None) -> None:
+    micros = to_micros(offer.price_per_hour)
+    wait = int(verdict.wait.total_seconds())
+    previous = row.price_micros if row is not None else None
+    if held is None:
+        session.add(PendingPrice(
+            cloud=offer.cloud, region=offer.region, zone=offer.zone or "",
+            instance_type=offer.instance_type, market=offer.market.value, gpu=offer.gpu,
+            price_micros=micros, observed_at=offer.observed_at, reason=verdict.reason[:400],
+            first_observed_at=offer.observed_at, polls=1, wait_seconds=wait,
+            previous_micros=previous))
+        return
+    if offer.observed_at <= held.observed_at:
+        return  # the same poll's batch again: nothing new
+    if confirms(offer.price_per_hour, from_micros(held.price_micros)):
+        held.observed_at, held.polls = offer.observed_at, held.polls + 1  # still waiting
+        held.wait_seconds = max(held.wait_seconds, wait)
+        return
+    held.price_micros, held.observed_at, held.first_observed_at = (
+        micros, offer.observed_at, offer.observed_at)  # another price: its hold starts anew
+    held.reason, held.polls, held.wait_seconds, held.previous_micros = (
+        verdict.reason[:400], 1, wait, previous)
+
+
+def forget_stale_holds(session: Session, clouds: Iterable[str], now: datetime) -> int:
+    """Drop held prices of ``clouds`` no poll reported for HELD_FORGOTTEN_AFTER."""
+    from sqlalchemy import delete
+
+    result = session.connection().execute(delete(PendingPrice).where(
+        col(PendingPrice.cloud).in_(sorted(set(clouds))),
+        col(PendingPrice.observed_at) < now - HELD_FORGOTTEN_AFTER))
+    return int(result.rowcount or 0)
+
+
 def pending_prices(session: Session) -> list[PendingPrice]:
-    """The new series held for confirmation (``gpuopt prices`` can show them)."""
+    """The prices held for confirmation, oldest hold first."""
     return list(session.exec(select(PendingPrice).order_by(col(PendingPrice.id))))
+
+
+def held_views(session: Session) -> list[dict[str, Any]]:
+    """The held prices as `gpuopt prices held` shows them (JSON-ready): what, since when,
+    by how many polls, and the earliest poll that can confirm it (``confirm_after``)."""
+    out = []
+    for p in pending_prices(session):
+        first = p.first_observed_at or p.observed_at
+        out.append({
+            "cloud": p.cloud, "region": p.region, "zone": p.zone or None,
+            "instance_type": p.instance_type, "market": p.market, "gpu": p.gpu,
+            "price_per_hour": str(from_micros(p.price_micros)),
+            "previous_price_per_hour": None if p.previous_micros is None
+            else str(from_micros(p.previous_micros)),
+            "first_reported_at": first.isoformat(), "last_reported_at": p.observed_at.isoformat(),
+            "polls": p.polls,
+            "confirm_after": (first + timedelta(seconds=p.wait_seconds)).isoformat(),
+            "reason": p.reason,
+        })
+    return out
 
 
 def _conditions(flt: OfferFilter) -> list[ColumnElement[bool]]:

@@ -68,9 +68,10 @@ class PriceChange(SQLModel, table=True):
 
 
 class PendingPrice(SQLModel, table=True):
-    """A new series' first price held for confirmation: far outside what its GPU model is
-    known to cost (providers.price_screen.outlier_problem), so it enters offer_series only
-    when a later poll reports it again at a price within MAX_PRICE_JUMP of this one."""
+    """A price held for confirmation (providers/price_moves.py): a new series or a change
+    outside its GPU's snapshot range or its series' recent band. It enters the history
+    when a later poll reports it again (within CONFIRM_RATIO) at least ``wait_seconds``
+    after ``first_observed_at``; ``gpuopt prices held`` lists these rows."""
 
     __tablename__ = "pending_price"
     __table_args__ = (
@@ -86,8 +87,15 @@ class PendingPrice(SQLModel, table=True):
     market: str = Field(max_length=16)
     gpu: str = Field(max_length=32)
     price_micros: int = Field(sa_type=BigInteger)
-    observed_at: datetime = Field(sa_type=UTCSeconds)
+    observed_at: datetime = Field(sa_type=UTCSeconds)  # the latest poll that reported it
     reason: str = Field(max_length=400)
+    # Revision 0011_price_holds: when this price was first reported (NULL on older rows:
+    # observed_at), by how many polls, how long polls must keep reporting it, and the
+    # series' price when it was held (NULL: a new series).
+    first_observed_at: datetime | None = Field(default=None, sa_type=UTCSeconds)
+    polls: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
+    wait_seconds: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    previous_micros: int | None = Field(default=None, sa_type=BigInteger)
 
 
 def import_all_tables() -> None:

@@ -210,11 +210,17 @@ HttpGet = Callable[[str], bytes]
 
 
 def http_get(url: str) -> bytes:
+    """The Spot Advisor feed (~2 MB), bounded in size and time (providers/http_json.py)."""
+    import time
+
     import requests
 
-    response = requests.get(url, timeout=15)
-    response.raise_for_status()
-    return response.content
+    from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded
+
+    with requests.get(url, timeout=15, stream=True) as response:
+        response.raise_for_status()
+        return read_bounded(response.iter_content(64 * 1024), "aws",
+                            time.monotonic() + REQUEST_DEADLINE_S)
 
 
 def fetch_spot_advisor(get: HttpGet = http_get, url: str = SPOT_ADVISOR_URL) -> Mapping[str, Any]:

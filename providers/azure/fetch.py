@@ -9,6 +9,7 @@ the Azure SDKs themselves use (already installed with azure-mgmt-compute), which
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from urllib.parse import quote
 
 from gpuopt.providers.azure.parse import parse_price_page
 from gpuopt.providers.base import ProviderError
+from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded
 
 if TYPE_CHECKING:
     from azure.core import PipelineClient
@@ -26,7 +28,7 @@ PRICES_API_VERSION = "2023-01-01-preview"
 # A filter naming 7 sizes and a few regions keeps the URL well under 2,000 characters.
 SIZES_PER_REQUEST = 7
 MAX_PAGES = 1000
-READ_TIMEOUT_S = 60
+READ_TIMEOUT_S = 30
 # The reference quotes the currency: currencyCode='EUR'.
 CURRENCY_PARAM = "'USD'"
 
@@ -96,16 +98,23 @@ def fetch_price_items(client: PipelineClient, first_url: str) -> list[Mapping[st
             raise ProviderError(f"azure: Retail Prices paging does not end (at {url})")
         seen.add(url)
         try:
-            response = client.send_request(HttpRequest("GET", url), read_timeout=READ_TIMEOUT_S)
+            response = client.send_request(HttpRequest("GET", url), stream=True,
+                                           read_timeout=READ_TIMEOUT_S)
+            try:  # bounded in size and time, like the REST clouds (providers/http_json.py)
+                body = read_bounded(response.iter_bytes(), "azure",
+                                    time.monotonic() + REQUEST_DEADLINE_S)
+            finally:
+                response.close()
         except AzureError as err:
             raise ProviderError(f"azure: Retail Prices API unreachable: {err}") from err
+        text = body.decode("utf-8", errors="replace")
         if response.status_code != 200:
             raise ProviderError(
                 f"azure: Retail Prices API answered HTTP {response.status_code} "
-                f"after retries: {response.text()[:200]}"
+                f"after retries: {text[:200]}"
             )
         try:
-            payload = json.loads(response.text(), parse_float=Decimal)
+            payload = json.loads(text, parse_float=Decimal)
         except ValueError as err:
             raise ProviderError(f"azure: Retail Prices answer is not JSON: {err}") from err
         page = parse_price_page(payload)

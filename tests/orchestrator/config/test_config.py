@@ -115,7 +115,7 @@ def test_errors_name_file_key_and_fix(tmp_path: Path, text: str, where: str, wha
     with pytest.raises(ConfigError) as info:
         load_config(f, env={})
     message = str(info.value)
-    assert f"{f} {where}" in message
+    assert re.search(rf"{re.escape(str(f))}:\d+ {re.escape(where)}", message), message
     assert what in message
     assert info.value.exit_code == 2
 

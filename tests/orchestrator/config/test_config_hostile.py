@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,8 @@ def test_nonsense_values_are_refused_naming_the_key(tmp_path: Path, text: str, w
     f.write_text(text)
     with pytest.raises(ConfigError) as info:
         load_config(f, env={})
-    assert f"{f} {where}" in str(info.value), str(info.value)
+    assert re.search(rf"{re.escape(str(f))}:\d+ {re.escape(where)}", str(info.value)), \
+        str(info.value)
     assert what in str(info.value)
     assert info.value.exit_code == 2
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 
@@ -104,12 +105,12 @@ def test_compaction_task_uses_the_configured_age_and_resolution(store) -> None: 
     with store.transaction() as s:
         for i, p in enumerate(["1.00", "1.10", "1.00", "1.10", "1.05"]):
             record_offers(s, [make_offer(p, old + timedelta(minutes=5 * i))])
-        record_offers(s, [make_offer("2.00", NOW - timedelta(days=1))])
+        record_offers(s, [make_offer("1.50", NOW - timedelta(days=1))])
     tasks, _rt = make_tasks(store, [True])  # defaults: after 90d, resolution 1h
     tasks.compact()
     with store.session() as s:
         hist = price_history(s, OfferFilter())
-    assert len(hist) == 2 and hist[-1].offer.price_per_hour == 2
+    assert len(hist) == 2 and hist[-1].offer.price_per_hour == Decimal("1.5")
 
 
 def test_two_daemons_polling_in_turn_record_an_offer_gone_once(store, db_url,  # type: ignore[no-untyped-def]

@@ -72,7 +72,8 @@ def test_an_implausible_new_series_is_held_until_a_second_poll(store: Store) -> 
     h100 = {"gpu": "H100", "gpu_count": 8, "memory": 79.65}
     known = make_offer("55.04", NOW, instance_type="p5.48xlarge", **h100)  # type: ignore[arg-type]
     poll_prices(store, {"aws": BatchProvider("aws", [known])}, NOW)
-    odd = make_offer("98765", NOW, cloud="gcp", region="us-central1",
+    # 0.50/GPU-h: more than 2x below the snapshot's cheapest H100 (1.87), within 10x
+    odd = make_offer("4.00", NOW, cloud="gcp", region="us-central1",
                      instance_type="a3-highgpu-8g", **h100)  # type: ignore[arg-type]
     first = poll_prices(store, {"gcp": BatchProvider("gcp", [odd])}, NOW)["gcp"]
     assert (first.new, first.held) == (0, 1)
@@ -86,7 +87,7 @@ def test_an_implausible_new_series_is_held_until_a_second_poll(store: Store) -> 
     second = poll_prices(store, {"gcp": BatchProvider("gcp", [odd.with_price(
         odd.price_per_hour, later)])}, later)["gcp"]
     assert (second.new, second.held) == (1, 0)
-    assert _prices(store)["a3-highgpu-8g"] == "98765"
+    assert _prices(store)["a3-highgpu-8g"] == "4"
     with store.session() as s:
         assert pending_prices(s) == []
 

@@ -61,7 +61,7 @@ def test_change_adds_a_row_and_keeps_the_old_one(store) -> None:  # type: ignore
 
 def test_prices_stored_as_integer_micro_dollars(store) -> None:  # type: ignore[no-untyped-def]
     with store.transaction() as s:
-        record_offers(s, [make_offer("0.1234567", T0)])
+        record_offers(s, [make_offer("0.1234567", T0)], refs={})  # no reference: as given
     with store.engine.connect() as conn:
         micros = conn.execute(sa.text("SELECT price_micros FROM price_change")).scalar()
     assert micros == 123457
@@ -101,12 +101,16 @@ def test_jump_over_10x_rejected_and_last_price_kept(store, factor: str) -> None:
     assert _count(store, "price_change") == 1
 
 
-def test_jump_within_10x_accepted(store) -> None:  # type: ignore[no-untyped-def]
+def test_a_jump_within_10x_is_held_not_taken(store) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26.6: a 10x jump used to be taken as a market move (providers/price_moves.py)."""
     with store.transaction() as s:
         record_offers(s, [make_offer("2.0", T0)])
     with store.transaction() as s:
         summary = record_offers(s, [make_offer("19.9", T0 + MIN10)])
-    assert summary.changed == 1
+    assert summary.changed == 0 and len(summary.held) == 1 and summary.rejected == []
+    with store.transaction() as s:  # a real cut, 30%: taken at once
+        summary = record_offers(s, [make_offer("1.4", T0 + 2 * MIN10)])
+    assert summary.changed == 1 and summary.held == []
 
 
 def test_one_bad_offer_does_not_block_the_batch(store) -> None:  # type: ignore[no-untyped-def]
@@ -242,7 +246,8 @@ def test_marketplace_host_scores_are_kept_and_updated(store) -> None:  # type: i
 
     host = replace(make_offer("0.35", T0), reliability=0.9421, verified=False)
     with store.transaction() as s:
-        record_offers(s, [host, replace(make_offer("1.006", T0), instance_type="g5.2xlarge")])
+        record_offers(s, [host, replace(make_offer("1.006", T0), instance_type="g5.2xlarge")],
+                      refs={})
     with store.session() as s:
         got = {o.instance_type: o for o in latest_offers(s)}
     assert (got[host.instance_type].reliability, got[host.instance_type].verified) == (

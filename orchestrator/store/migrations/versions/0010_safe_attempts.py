@@ -20,7 +20,7 @@ from alembic import op
 from gpuopt.orchestrator.store.types import UTCDateTime
 
 revision = "0010_safe_attempts"
-down_revision = "0007_resolved_spec"  # main's head when this was written; the lead re-chains
+down_revision = "0007_resolved_spec"
 branch_labels = None
 depends_on = None
 
