@@ -77,7 +77,8 @@ def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> Non
     with store.transaction() as s:
         for at, p in zip(old, prices, strict=True):
             record_offers(s, [make_offer(p, at)])
-        for i, p in enumerate(["2.00", "2.10", "2.00"]):
+        # within the screen's band of the series (a 2x jump would be held for a second poll)
+        for i, p in enumerate(["1.40", "1.45", "1.40"]):
             record_offers(s, [make_offer(p, recent + i * M)])
     now = recent + 2 * H
     result = compact_price_history(store, now=now, after=24 * H, resolution=H)
@@ -88,7 +89,7 @@ def test_compaction_thins_old_history_and_keeps_recent_and_current(store) -> Non
     # recent rows untouched, the current one last.
     assert [(h.first_seen, h.offer.price_per_hour) for h in hist] == [
         (old[0], Decimal("1.00")),
-        (recent, Decimal("2.00")), (recent + M, Decimal("2.10")), (recent + 2 * M, Decimal("2.00")),
+        (recent, Decimal("1.40")), (recent + M, Decimal("1.45")), (recent + 2 * M, Decimal("1.40")),
     ]
     assert hist[0].last_seen == old[-1]
     again = compact_price_history(store, now=now, after=24 * H, resolution=H)
