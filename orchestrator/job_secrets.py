@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 from gpuopt.core.errors import UserError
 
 if TYPE_CHECKING:
-    from sqlmodel import Session
-
     from gpuopt.orchestrator.store.engine import Store
+    from gpuopt.orchestrator.store.secrets_repo import SealedBox as SealedBoxRow
+    from gpuopt.orchestrator.store.secrets_repo import Session
 
 REDACTED = "***"
 KEY_FILE = "job-secrets.key"
@@ -130,26 +130,14 @@ def publish_key(store: Store, now: datetime, host: str | None = None) -> str:
     submitted from now on are sealed for it too); returns its key id."""
     import socket
 
-    from gpuopt.orchestrator.store.secret_tables import SecretKeyRow
+    from gpuopt.orchestrator.store.secrets_repo import PublishedKey, publish
 
     key = local_key()
     public = bytes(key.public_key)
     key_id = key_id_of(public)
-    with store.transaction() as session:
-        if session.get(SecretKeyRow, key_id) is None:
-            session.add(SecretKeyRow(key_id=key_id, public_key=base64.b64encode(public).decode(),
-                                     host=(host or socket.gethostname())[:128], published_at=now))
+    publish(store, PublishedKey(key_id=key_id, public_key=base64.b64encode(public).decode(),
+                                host=(host or socket.gethostname())[:128], published_at=now))
     return key_id
-
-
-def published_keys(session: Session) -> list[tuple[str, str, datetime]]:
-    """(key id, host, published at) of every published key, oldest first."""
-    from sqlmodel import col, select
-
-    from gpuopt.orchestrator.store.secret_tables import SecretKeyRow
-
-    rows = session.exec(select(SecretKeyRow).order_by(col(SecretKeyRow.published_at))).all()
-    return [(r.key_id, r.host, r.published_at) for r in rows]
 
 
 # -- sealing and opening -------------------------------------------------------------------
@@ -159,19 +147,18 @@ def seal_for_job(session: Session, job_id: str, values: Mapping[str, str]) -> in
     if not values:
         return 0
     from nacl.public import PublicKey, SealedBox
-    from sqlmodel import select
 
-    from gpuopt.orchestrator.store.secret_tables import JobSecretRow, SecretKeyRow
+    from gpuopt.orchestrator.store import secrets_repo
 
     plain = json.dumps(dict(values)).encode()
-    keys = session.exec(select(SecretKeyRow)).all()
+    keys = secrets_repo.published_keys(session)
     if not keys:
         raise UserError("no node can run jobs with secrets: start `gpuopt daemon` once (it "
                         "publishes its key) or submit with --wait", exit_code=2)
-    for k in keys:
-        box = SealedBox(PublicKey(base64.b64decode(k.public_key))).encrypt(plain)
-        session.add(JobSecretRow(job_id=job_id, key_id=k.key_id,
-                                 sealed=base64.b64encode(box).decode()))
+    secrets_repo.add_sealed(session, (
+        secrets_repo.SealedBox(job_id, k.key_id, base64.b64encode(
+            SealedBox(PublicKey(base64.b64decode(k.public_key))).encrypt(plain)).decode())
+        for k in keys))
     return len(keys)
 
 
@@ -182,13 +169,9 @@ def open_secrets(store: Store, job_id: str, names: Iterable[str]) -> dict[str, s
     wanted = list(names)
     if not wanted:
         return {}
-    from sqlmodel import col, select
+    from gpuopt.orchestrator.store.secrets_repo import sealed_for
 
-    from gpuopt.orchestrator.store.secret_tables import JobSecretRow, SecretKeyRow
-
-    with store.session() as session:
-        rows = session.exec(select(JobSecretRow).where(col(JobSecretRow.job_id) == job_id)).all()
-        hosts = {k.key_id: k.host for k in session.exec(select(SecretKeyRow)).all()}
+    rows, hosts = sealed_for(store, job_id)
     saved = _opened(rows) if rows else _legacy(job_id)
     if saved is None:
         where = sorted({hosts.get(r.key_id, f"key {r.key_id[:8]}") for r in rows})
@@ -206,7 +189,7 @@ def open_secrets(store: Store, job_id: str, names: Iterable[str]) -> dict[str, s
     return {n: saved[n] for n in wanted}
 
 
-def _opened(rows: Sequence[Any]) -> dict[str, Any] | None:
+def _opened(rows: Sequence[SealedBoxRow]) -> dict[str, Any] | None:
     from nacl.exceptions import CryptoError
     from nacl.public import SealedBox
 
@@ -234,25 +217,6 @@ def _legacy(job_id: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def has_sealed(session: Session, job_id: str) -> bool:
-    from sqlmodel import col, select
-
-    from gpuopt.orchestrator.store.secret_tables import JobSecretRow
-
-    return session.exec(select(JobSecretRow.key_id).where(
-        col(JobSecretRow.job_id) == job_id)).first() is not None
-
-
-def forget_in(session: Session, job_id: str) -> None:
-    """Delete the job's sealed secrets in the caller's transaction (the one ending it)."""
-    from sqlalchemy import delete
-    from sqlmodel import col
-
-    from gpuopt.orchestrator.store.secret_tables import JobSecretRow
-
-    session.execute(delete(JobSecretRow).where(col(JobSecretRow.job_id) == job_id))
-
-
 def forget_legacy_file(job_id: str) -> None:
     legacy_secrets_file(job_id).unlink(missing_ok=True)
 
@@ -261,19 +225,9 @@ def sweep(store: Store) -> int:
     """At every start: remove the sealed secrets of jobs that are not live (left by an
     older release, or written by hand) and older releases' files of jobs that are not
     live or not stored; returns how many were removed."""
-    from sqlalchemy import delete, select
-    from sqlmodel import col
+    from gpuopt.orchestrator.store.secrets_repo import sweep_sealed
 
-    from gpuopt.jobs.states import LIVE_JOB_STATUSES
-    from gpuopt.orchestrator.store.jobs_tables import JobRow
-    from gpuopt.orchestrator.store.secret_tables import JobSecretRow
-
-    live_ids = select(col(JobRow.id)).where(col(JobRow.status).in_(LIVE_JOB_STATUSES))
-    with store.transaction() as session:
-        result = session.execute(delete(JobSecretRow).where(
-            col(JobSecretRow.job_id).not_in(live_ids)))
-        removed = int(getattr(result, "rowcount", 0) or 0)
-        live = set(session.execute(live_ids).scalars().all())
+    removed, live = sweep_sealed(store)
     folder = legacy_secrets_file("x").parent
     if folder.is_dir():
         for path in folder.glob("*.json"):

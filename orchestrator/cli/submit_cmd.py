@@ -186,9 +186,10 @@ def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, k
     from gpuopt.core.money import to_micros
     from gpuopt.jobs.executors.crash_points import crash_point
     from gpuopt.jobs.resolved import resolved_json
-    from gpuopt.orchestrator.job_secrets import publish_key, published_keys, seal_for_job
+    from gpuopt.orchestrator.job_secrets import publish_key, seal_for_job
     from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
     from gpuopt.orchestrator.store.jobs_tables import JobRow
+    from gpuopt.orchestrator.store.secrets_repo import published_keys
 
     job_file = job.path
     secrets = _secret_values(job_file, spec)

@@ -37,24 +37,10 @@ class LocalHost:
 
 def local_hosts(store: Store, alive_after: datetime) -> list[LocalHost]:
     """Every host with unfinished local attempts, and whether a daemon there is alive."""
-    from sqlalchemy import func, select
-    from sqlmodel import col
+    from gpuopt.orchestrator.store.daemon_state import local_attempt_hosts
 
-    from gpuopt.jobs.states import AttemptPhase
-    from gpuopt.orchestrator.store.daemon_tables import DaemonNodeRow
-    from gpuopt.orchestrator.store.jobs_tables import AttemptRow
-
-    with store.session() as session:
-        counts = session.execute(
-            select(col(AttemptRow.host), func.count())
-            .where(col(AttemptRow.host).is_not(None),
-                   col(AttemptRow.status) != AttemptPhase.ENDED)
-            .group_by(col(AttemptRow.host))).all()
-        alive = set(session.execute(
-            select(col(DaemonNodeRow.hostname))
-            .where(col(DaemonNodeRow.heartbeat_at) >= alive_after,
-                   col(DaemonNodeRow.role) != "stopped")).scalars().all())
-    return [LocalHost(host, int(n), host in alive) for host, n in sorted(counts)]
+    return [LocalHost(host, n, alive) for host, n, alive in
+            local_attempt_hosts(store, alive_after)]
 
 
 def lead_refusal(hosts: list[LocalHost], me: str) -> str | None:

@@ -114,3 +114,26 @@ def list_polls(store: Store) -> list[PollInfo]:
     with store.engine.connect() as conn:
         rows = conn.execute(select(t).order_by(t.c.cloud)).all()
     return [PollInfo(**r._mapping) for r in rows]
+
+
+def local_attempt_hosts(store: Store, alive_after: datetime) -> list[tuple[str, int, bool]]:
+    """(host, unfinished local attempts recorded on it, a daemon there has a heartbeat at
+    or after ``alive_after`` and is not stopped) for every host with such attempts, by
+    host name."""
+    from sqlalchemy import func, select
+    from sqlmodel import col
+
+    from gpuopt.jobs.states import AttemptPhase
+    from gpuopt.orchestrator.store.jobs_tables import AttemptRow
+
+    with store.session() as session:
+        counts = session.execute(
+            select(col(AttemptRow.host), func.count())
+            .where(col(AttemptRow.host).is_not(None),
+                   col(AttemptRow.status) != AttemptPhase.ENDED)
+            .group_by(col(AttemptRow.host))).all()
+        alive = set(session.execute(
+            select(col(DaemonNodeRow.hostname))
+            .where(col(DaemonNodeRow.heartbeat_at) >= alive_after,
+                   col(DaemonNodeRow.role) != "stopped")).scalars().all())
+    return [(host, int(n), host in alive) for host, n in sorted(counts)]

@@ -152,7 +152,7 @@ def transition(
     )
     matched = bool(getattr(result, "rowcount", 0))
     if matched and values.get("status") in TERMINAL_JOB_STATUSES:
-        from gpuopt.orchestrator.job_secrets import forget_in
+        from gpuopt.orchestrator.store.secrets_repo import forget_in
 
         forget_in(session, job_id)
     return matched
