@@ -67,12 +67,24 @@ def plan(
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
         }, indent=2))
-        if not plan.candidates:
-            raise typer.Exit(3)
-        return
-    print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
+    else:
+        print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
     if not planned.plan.candidates:
-        raise typer.Exit(3)
+        raise UserError(f"{job_file}: fits nowhere: {fits_nowhere_reason(planned.plan)}",
+                        exit_code=FITS_NOWHERE)
+
+
+FITS_NOWHERE = 3  # the exit code of plan and submit when no placement is within the limits
+
+
+def fits_nowhere_reason(plan: Plan) -> str:
+    """What the job would need (the least budget, the memory), else where to look."""
+    if plan.nearest_miss:
+        return plan.nearest_miss
+    if plan.excluded:
+        return (f"none of {len(plan.excluded)} GPU model(s) is within the limits "
+                "(each one's reason is under 'Left out')")
+    return "no offer matches the job's resources"
 
 
 def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
@@ -104,9 +116,13 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
     but_instance = [i for i, col in enumerate(cols) if col.header != "instance"]
     if not wide and table_width(cols, rows, but_instance) > console.width:
         rows = [plan_row(i, c, short=True) for i, c in enumerate(plan.candidates, 1)]
-    print_table(console, cols, rows, wide=wide,
-                title=f"{title}: {len(plan.candidates)} cheapest placements "
-                f"({planned.offer_count} offers, {src})")
+    if plan.candidates:
+        print_table(console, cols, rows, wide=wide,
+                    title=f"{title}: {len(plan.candidates)} cheapest placements "
+                    f"({planned.offer_count} offers, {src})")
+    else:
+        console.print(f"[bold]{escape(title)}: no placement within the limits[/] "
+                      f"({planned.offer_count} offers, {escape(src)})")
     if plan.candidates:
         # Two lines that each fit 80 columns (messages are never wrapped for the width).
         legend = "expected $ includes expected preemption losses; od = on-demand"
@@ -123,8 +139,6 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
-    if plan.nearest_miss:
-        console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
 
 
 def plan_row(i: int, c: Candidate, *, short: bool) -> list[str]:
