@@ -43,6 +43,12 @@ def _age(now: datetime, then: datetime) -> str:
     return f"{seconds}s"
 
 
+def from_group(ctx: typer.Context, name: str, value: Path | None) -> Path | None:
+    from gpuopt.orchestrator.cli.group_options import from_group as group_value
+
+    return group_value(ctx, name, value)
+
+
 def _settings(config: Path | None) -> Settings:
     from gpuopt.orchestrator.config import load_config
 
@@ -69,6 +75,9 @@ def show_prices(
     Example: gpuopt prices --gpu H100 --market spot --limit 10
     """
     if ctx.invoked_subcommand is not None:
+        from gpuopt.orchestrator.cli.group_options import refuse_unhonoured
+
+        refuse_unhonoured(ctx, {"config"})  # the subcommands read it (from_group)
         return
     from datetime import UTC
 
@@ -133,6 +142,7 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
 
 
 def refresh(
+    ctx: typer.Context,
     cloud: Annotated[
         list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).")
     ] = None,
@@ -151,7 +161,7 @@ def refresh(
     from gpuopt.orchestrator.store import open_store
     from gpuopt.providers.clouds import get_cloud
 
-    settings = _settings(config)
+    settings = _settings(from_group(ctx, "config", config))
     clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
     for name in clouds:
         get_cloud(name)  # UserError (exit 2) naming the known clouds
@@ -217,6 +227,7 @@ def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
 
 
 def history(
+    ctx: typer.Context,
     gpu: GpuOpt = None,
     market: MarketOpt = None,
     region: RegionOpt = None,
@@ -252,7 +263,7 @@ def history(
         raise UserError(f"--since: {err}", exit_code=2) from None
     flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region)
     now = datetime.now(UTC)
-    points, as_of = _history_points(_settings(config), flt, now - window)
+    points, as_of = _history_points(_settings(from_group(ctx, "config", config)), flt, now - window)
     if as_of is not None:
         from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
 
@@ -335,6 +346,7 @@ def _title(flt: OfferFilter) -> str:
 
 
 def export_snapshot(
+    ctx: typer.Context,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output file (default: the package's snapshot).")
     ] = None,
@@ -352,7 +364,7 @@ def export_snapshot(
     from gpuopt.orchestrator.store.price_history import latest_offers
     from gpuopt.providers.snapshot import SNAPSHOT_FILE, snapshot_document
 
-    settings = _settings(config)
+    settings = _settings(from_group(ctx, "config", config))
     store = open_store_if_exists(settings.database.url)
     offers: list[Offer] = []
     if store is not None:
@@ -382,6 +394,7 @@ def export_snapshot(
 
 
 def held(
+    ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the held prices as JSON.")]
     = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
@@ -397,7 +410,7 @@ def held(
     from gpuopt.orchestrator.store import open_store_if_exists
     from gpuopt.orchestrator.store.price_history import held_views
 
-    store = open_store_if_exists(_settings(config).database.url)
+    store = open_store_if_exists(_settings(from_group(ctx, "config", config)).database.url)
     views = []
     if store is not None:
         try:
