@@ -13,7 +13,7 @@ from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 from gpuopt.providers.clouds import cloud_names
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from datetime import date
 
     from rich.console import Console
@@ -126,7 +126,15 @@ def _where(o: Offer) -> str:
     return f"{o.cloud}/{o.zone or o.region}"
 
 def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool) -> None:
-    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+    from gpuopt.core.places import short_place
+    from gpuopt.orchestrator.cli.tables import (
+        ID,
+        NUM,
+        Col,
+        print_table,
+        short_market,
+        table_width,
+    )
 
     # Narrower terminals drop vCPU and RAM first, then the age and $/h (= $/GPU-h x GPUs),
     # then the instance type.
@@ -134,10 +142,18 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
             Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=1),
             Col("market", ID), Col("vCPU", NUM, optional=3), Col("RAM GiB", NUM, optional=3),
             Col("age", NUM, optional=2)]
-    rows = [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
-             f"{o.gpu_count}x{o.gpu}", _where(o), o.instance_type,
-             short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
-             _age(now, o.observed_at)] for o in offers]
+    def rows_with(where: Callable[[Offer], str]) -> list[list[str]]:
+        return [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
+                 f"{o.gpu_count}x{o.gpu}", where(o), o.instance_type,
+                 short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
+                 _age(now, o.observed_at)] for o in offers]
+
+    rows = rows_with(_where)
+    # A place too long to keep whole beside the instance type is shortened (aws/use1a)
+    # rather than broken mid-word or the instance type dropped.
+    main = [i for i, c in enumerate(cols) if c.optional in (0, 1)]
+    if not wide and table_width(cols, rows, main) > console.width:
+        rows = rows_with(lambda o: short_place(o.cloud, o.region, o.zone))
     print_table(console, cols, rows, wide=wide)
 
 
