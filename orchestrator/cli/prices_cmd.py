@@ -303,7 +303,7 @@ def history(
     if plot is not None:
         from gpuopt.orchestrator.prices.chart import plot_history
 
-        plot_history(points, plot, title=_title(flt))
+        plot_history(points, plot, title=_title(flt), since=now - window, until=now)
         err_console().print(f"wrote {plot}")
 
 
