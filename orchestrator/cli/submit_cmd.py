@@ -97,8 +97,7 @@ def submit(
                 f"attempt {n} after {t:g} s" for n, t in enumerate(drill, 1)))
         if wait:
             raise typer.Exit(_wait(store, settings, job_id, interval))
-        out_console().print(
-            f"run `gpuopt daemon` to run it, or follow it with `gpuopt status {job_id}`")
+        out_console().print(_who_runs_it(store, settings, job_id, datetime.now(UTC)))
     finally:
         if store is not None:
             store.close()
@@ -156,6 +155,19 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
     text = first_attempt_task_yaml(new_job_id(spec.name or job.path.stem), job.path, job.text,
                                    spec, best.offer, now)
     out_console().out(text, end="", highlight=False)
+
+
+def _who_runs_it(store: Store, settings: Settings, job_id: str, now: datetime) -> str:
+    """Whether a daemon leads for this store (the leadership table) and will run the job."""
+    from gpuopt.orchestrator.daemon.status import leading_daemon
+    from gpuopt.orchestrator.store.url import resolve_url
+
+    leader = leading_daemon(store, settings, resolve_url(settings.database.url), now)
+    if leader is None:
+        return (f"no daemon runs for this store: start one (`gpuopt daemon`) to run it, "
+                f"then follow it with `gpuopt status {job_id}`")
+    return (f"the daemon on {leader.hostname} (pid {leader.pid}) leads for this store and "
+            f"will start it: follow it with `gpuopt status {job_id}`")
 
 
 def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:
