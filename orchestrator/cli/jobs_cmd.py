@@ -160,6 +160,9 @@ def status(
     job, attempts, events = _load_job(job_id, config, with_events=True)
     now = datetime.now(UTC)
     view = job_view(job, attempts, now)
+    live = _live_progress(attempts)
+    if live is not None:
+        view["progress"] = live
     view["plan"] = submitted_plan(job)
     view["attempt_list"] = [attempt_view(a, now) for a in attempts]
     measured = _telemetry_views(job, attempts, config)
@@ -172,6 +175,24 @@ def status(
         typer.echo(json.dumps(view, indent=2))
         return
     _print_status(view, wide)
+
+
+def _live_progress(attempts: list[AttemptRow]) -> dict[str, int | None] | None:
+    """The progress an open local attempt on this host reports now (its progress file or
+    log's progress lines), when it is ahead of what the last watch stored: `status` is
+    current between two watches, and without a daemon watching at all."""
+    from gpuopt.jobs.executors.local import peek_progress
+    from gpuopt.jobs.states import AttemptPhase
+    from gpuopt.orchestrator.attempts import attempts_dir
+
+    open_local = [a for a in attempts if a.status != AttemptPhase.ENDED and a.host]
+    if not open_local:
+        return None
+    a = open_local[-1]
+    p = peek_progress(attempts_dir(), a.cluster_name)
+    if p is None or (a.progress_step is not None and p.step <= a.progress_step):
+        return None
+    return {"step": p.step, "total": p.total}
 
 
 def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | None,
