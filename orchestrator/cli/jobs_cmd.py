@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gpuopt.orchestrator.cli.completion import complete_job_id
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -35,24 +37,33 @@ def _open(config: Path | None) -> Store | None:
     return open_store_if_exists(load_config(config).database.url)
 
 
-def _no_job(job_id: str) -> Exception:
+def _no_job(job_id: str | None) -> Exception:
     from gpuopt.core.errors import UserError
 
+    if job_id is None:
+        return UserError("no job yet: submit one with `gpuopt submit JOB.yaml`", exit_code=2)
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
 
 def _load_job(
-    job_id: str, config: Path | None, with_events: bool = False
+    job_id: str | None, config: Path | None, with_events: bool = False
 ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
-    """A job (by id or unique prefix), its attempts and, if asked, its events."""
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
+    """A job (by id or unique prefix; None: the newest submitted), its attempts and, if
+    asked, its events."""
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job, list_jobs
 
     store = _open(config)
     if store is None:
         raise _no_job(job_id)
     try:
         with store.session() as session:
-            job = find_job(session, job_id)
+            if job_id is None:
+                newest = list_jobs(session, limit=1)
+                if not newest:
+                    raise _no_job(None)
+                job = newest[-1]
+            else:
+                job = find_job(session, job_id)
             attempts = attempts_of(session, [job.id])[job.id]
             events = events_of(session, job.id) if with_events else []
     finally:
@@ -143,7 +154,9 @@ def print_jobs(console: Console, views: list[dict[str, Any]], *, wide: bool = Fa
 
 
 def status(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str | None, typer.Argument(
+        help="Job id (or a unique prefix; default: the newest job).",
+        autocompletion=complete_job_id, show_default=False)] = None,
     wide: WideOpt = False,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
@@ -338,7 +351,9 @@ def when(iso: str) -> str:
 
 
 def logs(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str | None, typer.Argument(
+        help="Job id (or a unique prefix; default: the newest job).",
+        autocompletion=complete_job_id, show_default=False)] = None,
     attempt: Annotated[int | None, typer.Option("--attempt", min=1,
                                                 help="Attempt number (default: the last).")]
     = None,
@@ -403,7 +418,8 @@ def _secret_values(job: JobRow, config: Path | None) -> list[str]:
 
 
 def cancel(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).",
+                                          autocompletion=complete_job_id)],
     config: ConfigOpt = None,
 ) -> None:
     """Stop a job: its cluster or processes go, its attempt is closed, its ledger stays.

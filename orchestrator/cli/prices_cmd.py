@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuopt.orchestrator.cli.completion import (
+    complete_cloud,
+    complete_gpu,
+    complete_market,
+    complete_region,
+)
 from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 from gpuopt.providers.clouds import cloud_names
 
@@ -24,13 +30,17 @@ if TYPE_CHECKING:
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
 
-GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.")]
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.",
+                                            autocompletion=complete_gpu)]
 CloudOpt = Annotated[str | None, typer.Option("--cloud", help="One of the clouds: "
-                                              f"{', '.join(cloud_names())}.")]
+                                              f"{', '.join(cloud_names())}.",
+                                              autocompletion=complete_cloud)]
 MarketOpt = Annotated[
-    str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.")
+    str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.",
+                             autocompletion=complete_market)
 ]
-RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.")]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.",
+                                               autocompletion=complete_region)]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column (instance type, vCPU, "
                                        "RAM), however wide the terminal.")]
 
@@ -160,7 +170,8 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
 def refresh(
     ctx: typer.Context,
     cloud: Annotated[
-        list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).")
+        list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).",
+                                       autocompletion=complete_cloud)
     ] = None,
     config: ConfigOption = None,
 ) -> None:

@@ -82,3 +82,31 @@ def test_local_poll_reads_log_progress_lines(tmp_path: Path) -> None:
     (tmp_path / "progress.json").write_text('{"step": 8, "total": 9}')
     p = attempt_progress(tmp_path, log)
     assert p is not None and p.step == 8  # the contract's file first
+
+
+def test_status_and_logs_without_an_id_show_the_newest_job(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from tests.orchestrator.cli.test_status_spot_policy import _app
+
+    cluster = _open_local_job(tmp_path, monkeypatch, stored_step=1000)
+    res = CliRunner().invoke(_app(), ["status"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert cluster[:-2] in res.stdout and "progress 1000/6000" in res.stdout
+
+
+def test_status_without_an_id_and_no_job_says_so(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.store import open_store
+    from tests.orchestrator.cli.test_status_spot_policy import _app
+
+    url = f"sqlite:///{tmp_path / 'gpuopt.db'}"
+    monkeypatch.setenv("GPUOPT_DATABASE_URL", url)
+    open_store(url).close()
+    res = CliRunner().invoke(_app(), ["status"])
+    assert isinstance(res.exception, UserError) and res.exception.exit_code == 2
+    assert "no job yet" in str(res.exception)
