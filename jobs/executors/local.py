@@ -384,7 +384,7 @@ class LocalExecutor:
             return AttemptStatus(
                 cluster_name, AttemptState.PREEMPTED,
                 ended_at=self._marker_time(ws / "preempted"),
-                detail="preempted (injected)", **common,
+                detail="by the preemption drill (--preempt-after)", **common,
             )
         if local_proc.leader_alive(state["pid"], state["create_time"]):
             return AttemptStatus(cluster_name, AttemptState.RUNNING, **common)
