@@ -46,3 +46,22 @@ def test_submit_says_whether_a_daemon_leads(
     assert f"(pid {daemon.pid}) leads for this store and will start it" in led.stdout
     assert "start one" not in led.stdout
     assert stop(daemon) == 0
+
+
+def test_submit_sees_the_leader_on_postgresql(
+        pg_url: str, tmp_path: Path, procs: list[subprocess.Popen[bytes]]) -> None:
+    """On PostgreSQL the leadership table names the leader; submit says which."""
+    port = free_port()
+    env = daemon_env(tmp_path, pg_url, port)
+    daemon = start_daemon(env, tmp_path / "daemon.log")
+    procs.append(daemon)
+    wait_for(lambda: healthy(port), 60, "the daemon's /healthz")
+    wait_for(lambda: subprocess.run(gpuopt_cmd("daemon", "status"), env=env,
+                                    capture_output=True, timeout=60).returncode == 0,
+             60, "the daemon to lead")
+    led = _submit(env, tmp_path)
+    assert led.returncode == 0, led.stderr
+    assert f"(pid {daemon.pid}) leads for this store and will start it" in led.stdout
+    assert stop(daemon) == 0
+    after = _submit(env, tmp_path)
+    assert "no daemon runs for this store" in after.stdout
