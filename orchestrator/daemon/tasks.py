@@ -110,7 +110,8 @@ class DaemonTasks:
                     at=self.clock())
         from gpuopt.orchestrator.daemon.logs import log_folded_retries
 
-        log_folded_retries(log, f"price poll {cloud}")
+        # urllib3 cannot say which cloud's fetch a retry belonged to: the hosts say it
+        log_folded_retries(log, "price polls")
         if result.status == "error":  # counted in gpuopt_daemon_task_failures_total
             raise StepFailed(f"price poll {cloud}: {result.error}")
         if result.status == "skipped":

@@ -57,3 +57,18 @@ def test_urllib3_retries_become_one_info_line_per_host(logged: io.StringIO) -> N
 def test_other_urllib3_warnings_still_pass(logged: io.StringIO) -> None:
     logging.getLogger("urllib3.connectionpool").warning("Connection pool is full")
     assert "Connection pool is full" in logged.getvalue()
+
+
+def test_an_unreachable_api_is_said_without_its_query() -> None:
+    """The poll's failure line names the host and path, not the URL-encoded filter."""
+    from gpuopt.providers.base import ProviderError
+    from gpuopt.providers.http_json import request_json, session
+
+    port = free_port()
+    s = session(retry_total=1, backoff_factor=0)
+    query = "q=%7B%22rentable%22%3A+%7B%22eq%22%3A+true%7D%7D"
+    with pytest.raises(ProviderError) as err:
+        request_json(s, "vast", "GET", f"http://127.0.0.1:{port}/api/v0/bundles/?{query}")
+    text = str(err.value)
+    assert text.startswith("vast: API unreachable: ")
+    assert "/api/v0/bundles/?..." in text and "%7B" not in text
