@@ -105,17 +105,20 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
     console = out_console()
     plan = planned.plan
     src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
-    # Narrower terminals drop the instance, then shorten places (aws/use1a, vast/US-NA),
-    # then drop #, risk and preempt. in this order. GPUs, where, market, $/h, est. h and
-    # expected $ are the answer and always stay.
+    # Narrower terminals drop the instance, # and risk (preempt. says it in numbers), then
+    # shorten places (aws/use1a, vast/US-NA), then drop preempt. GPUs, where, market,
+    # $/h, est. h and expected $ are the answer and always stay.
     cols = [Col("#", NUM, optional=3), Col("GPUs", ID), Col("where", ID),
             Col("instance", ID, optional=4), Col("market", ID), Col("$/h", NUM),
             Col("est. h", NUM), Col("expected $", NUM),
             Col("risk", ID, optional=2), Col("preempt.", NUM, optional=1)]
     rows = [plan_row(i, c, short=False) for i, c in enumerate(plan.candidates, 1)]
-    but_instance = [i for i, col in enumerate(cols) if col.header != "instance"]
-    if not wide and table_width(cols, rows, but_instance) > console.width:
-        rows = [plan_row(i, c, short=True) for i, c in enumerate(plan.candidates, 1)]
+    with_preempt = [i for i, col in enumerate(cols) if col.optional in (0, 1)]
+    if not wide and table_width(cols, rows, with_preempt) > console.width:
+        # short places, and what was dropped before them stays dropped
+        rows = [[cell for cell, col in zip(plan_row(i, c, short=True), cols, strict=True)
+                 if col.optional in (0, 1)] for i, c in enumerate(plan.candidates, 1)]
+        cols = [cols[i] for i in with_preempt]
     if plan.candidates:
         print_table(console, cols, rows, wide=wide,
                     title=f"{title}: {len(plan.candidates)} cheapest placements "
