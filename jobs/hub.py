@@ -44,29 +44,28 @@ def _alternative(repo_id: str) -> str:
             "`model: {config: path/to/config.json}` instead")
 
 
-def _unreachable_reason(endpoint: str | None) -> str | None:
-    """Why the Hub's host cannot be reached (one TCP connection, TIMEOUT_S), or None when
-    it can, or when a proxy is set (then only the library can tell). huggingface_hub
-    retries a refused HEAD five times with warnings and then fails on a closed client;
-    asked once here, an offline machine gets one clean error."""
-    import socket
-    from urllib.parse import urlsplit
-
+def _unreachable_reason(repo_id: str, revision: str | None,
+                        endpoint: str | None) -> str | None:
+    """Why the Hub cannot be reached (one HEAD of the config.json, no retries), or None
+    when it answered (whatever it answered: the download then says it precisely) or
+    HF_HUB_OFFLINE is set. huggingface_hub's download retries a refused connection five
+    times with warnings and then fails on a closed client; asked once here, an offline
+    machine gets one clean error."""
+    import huggingface_hub
     from huggingface_hub import constants
+    from huggingface_hub.utils import HfHubHTTPError
 
     if constants.HF_HUB_OFFLINE:  # the library reads only its cache: no retries
         return None
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY",
-                                       "all_proxy", "HTTP_PROXY", "http_proxy")):
-        return None
-    url = urlsplit(endpoint or "https://huggingface.co")
-    if url.hostname is None:
-        return None
-    port = url.port or (443 if url.scheme == "https" else 80)
+    url = huggingface_hub.hf_hub_url(repo_id, CONFIG_FILE, revision=revision,
+                                     endpoint=endpoint)
     try:
-        socket.create_connection((url.hostname, port), timeout=TIMEOUT_S).close()
-    except OSError as exc:
-        return f"{url.hostname}: {exc.strerror or exc}"
+        with _quiet_hub_logs():
+            huggingface_hub.get_hf_file_metadata(url, timeout=TIMEOUT_S)
+    except HfHubHTTPError:
+        return None  # it answered: gated, missing, ...
+    except Exception as exc:  # no answer: a refused connection, a timeout, DNS
+        return _first_cause(exc)
     return None
 
 
@@ -126,7 +125,7 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
                         f" ({why[:160]}), and it is not cached; connect, "
                         f"{_alternative(repo_id)}")
 
-    offline = _unreachable_reason(endpoint)
+    offline = _unreachable_reason(repo_id, revision, endpoint)
     try:
         if offline is not None:  # fail once, from the cache or cleanly: no library retries
             try:

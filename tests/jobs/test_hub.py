@@ -140,5 +140,5 @@ def test_offline_hub_fails_once_cleanly_through_the_cli(tmp_path: Path) -> None:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith(f"error: {job}:2 model.name: cannot reach the Hugging Face Hub")
-    assert "127.0.0.1: Connection refused" in lines[0]
+    assert "Connection refused" in lines[0]
     assert "Retrying" not in res.stderr and "client has been closed" not in res.stderr
