@@ -418,4 +418,24 @@ def load_hf_config(path: Path, name: str | None = None) -> Architecture:
         raise HfConfigError(f"cannot read {exc}") from None
     except OSError as exc:
         raise HfConfigError(f"cannot read {path}: {exc}") from exc
-    return parse_hf_config(data, str(path), name or path.parent.name or "custom")
+    arch = parse_hf_config(data, str(path), name or "custom")
+    if name is not None:
+        return arch
+    return dataclasses.replace(arch, name=config_model_name(data, arch))
+
+
+def config_model_name(data: bytes, arch: Architecture) -> str:
+    """What a model given by a config.json file is called: the model it was saved from
+    (``_name_or_path``'s last part), else its type and size (``qwen3-14.8b``) -- never the
+    folder the file happens to be in."""
+    try:
+        cfg = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        cfg = {}
+    saved_from = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
+    if isinstance(saved_from, str) and saved_from.strip():
+        return saved_from.strip().rstrip("/").rsplit("/", 1)[-1][:64]
+    kind = cfg.get("model_type") if isinstance(cfg, dict) else None
+    size = arch.params / 1e9
+    shown = f"{size:.1f}b" if size >= 1 else f"{arch.params / 1e6:.0f}m"
+    return f"{kind if isinstance(kind, str) and kind else 'custom'}-{shown}"

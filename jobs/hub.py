@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,59 @@ def _alternative(repo_id: str) -> str:
             "`model: {config: path/to/config.json}` instead")
 
 
+def _unreachable_reason(repo_id: str, revision: str | None,
+                        endpoint: str | None) -> str | None:
+    """Why the Hub cannot be reached (one HEAD of the config.json, no retries), or None
+    when it answered (whatever it answered: the download then says it precisely) or
+    HF_HUB_OFFLINE is set. huggingface_hub's download retries a refused connection five
+    times with warnings and then fails on a closed client; asked once here, an offline
+    machine gets one clean error."""
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils import HfHubHTTPError
+
+    if constants.HF_HUB_OFFLINE:  # the library reads only its cache: no retries
+        return None
+    url = huggingface_hub.hf_hub_url(repo_id, CONFIG_FILE, revision=revision,
+                                     endpoint=endpoint)
+    try:
+        with _quiet_hub_logs():
+            huggingface_hub.get_hf_file_metadata(url, timeout=TIMEOUT_S)
+    except HfHubHTTPError:
+        return None  # it answered: gated, missing, ...
+    except Exception as exc:  # no answer: a refused connection, a timeout, DNS
+        return _first_cause(exc)
+    return None
+
+
+@contextmanager
+def _quiet_hub_logs() -> Iterator[None]:
+    """huggingface_hub's retry warnings ("Retrying in 1s [Retry 1/5]") kept off the
+    terminal while gpuopt asks it; the outcome is said once, by gpuopt."""
+    import logging
+
+    hub_log = logging.getLogger("huggingface_hub")
+    before = hub_log.level
+    hub_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hub_log.setLevel(before)
+
+
+def _first_cause(exc: BaseException) -> str:
+    """The first error of a chain (a refused connection), not the library's last one
+    ("Cannot send a request, as the client has been closed")."""
+    seen: list[BaseException] = [exc]
+    while (nxt := seen[-1].__cause__ or seen[-1].__context__) is not None and len(seen) < 10:
+        seen.append(nxt)
+    for e in reversed(seen):
+        text = str(e).splitlines()[0] if str(e) else ""
+        if text and "client has been closed" not in text:
+            return text
+    return type(exc).__name__
+
+
 def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
     """Download (or read from the cache) ``repo_id``'s config.json."""
     try:
@@ -70,8 +125,18 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
                         f" ({why[:160]}), and it is not cached; connect, "
                         f"{_alternative(repo_id)}")
 
+    offline = _unreachable_reason(repo_id, revision, endpoint)
     try:
-        path = download(cached_only=False)
+        if offline is not None:  # fail once, from the cache or cleanly: no library retries
+            try:
+                path = download(cached_only=True)
+            except Exception:  # not cached
+                raise unreachable(offline) from None
+        else:
+            with _quiet_hub_logs():
+                path = download(cached_only=False)
+    except HubError:
+        raise
     except GatedRepoError:
         raise HubError(f"{repo_id} is a gated model: accept its license on "
                        f"https://huggingface.co/{repo_id} and set HF_TOKEN to a token of "
@@ -97,8 +162,7 @@ def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
         try:
             path = download(cached_only=True)
         except Exception:  # not cached either
-            raise unreachable(str(exc).splitlines()[0] if str(exc) else
-                              type(exc).__name__) from None
+            raise unreachable(_first_cause(exc)) from None
     from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
     from gpuopt.jobs.hfconfig import MAX_CONFIG_BYTES
 

@@ -62,6 +62,10 @@ def _count(value: object) -> int:
     return parse_count(value)
 
 
+def _token_count(value: object) -> int:
+    return parse_count(value, "token count")
+
+
 def _duration(value: object) -> timedelta:
     return parse_duration(value)
 
@@ -102,6 +106,7 @@ def _text(value: object) -> object:
 
 
 Count = Annotated[int, BeforeValidator(_count)]
+TokenCount = Annotated[int, BeforeValidator(_token_count)]
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
 Money = Annotated[Decimal, BeforeValidator(_money)]
 EnvValue = Annotated[str, BeforeValidator(_text)]
@@ -290,9 +295,9 @@ class WorkloadSpec(_Strict):
     gradient_checkpointing: bool = False
     zero_stage: int = Field(default=0, ge=0, le=3)
     fsdp: bool = False
-    tokens: Count | None = None
+    tokens: TokenCount | None = None
     epochs: float | None = Field(default=None, gt=0, le=10_000)
-    dataset_tokens: Count | None = None
+    dataset_tokens: TokenCount | None = None
     # Both
     precision: Annotated[Precision, BeforeValidator(_lower)] | None = None  # None: nf4
     # for qlora, bf16 otherwise

@@ -180,9 +180,10 @@ def wasted_seconds(
     - restart overhead: for attempts after the first, launch until the first progress
       report gpuopt observed (the whole attempt when none came);
     - work lost, for attempts that were preempted or failed: from the later of the first
-      progress and the last checkpoint write (the newest file mtime in a local checkpoint
-      directory) to the end. For a bucket, whose writes gpuopt cannot see, the loss is
-      bounded by one checkpoint interval (the whole productive time without checkpoints).
+      progress (the attempt's start when none was seen) and the last checkpoint write
+      (the newest file mtime in a local checkpoint directory) to the end. For a bucket,
+      whose writes gpuopt cannot see, the loss is bounded by one checkpoint interval (the
+      whole productive time without checkpoints).
     Progress times are when a reconcile step saw them, so the overhead is an upper bound
     by at most one reconcile interval.
     """
@@ -191,10 +192,13 @@ def wasted_seconds(
     overhead = (productive_from - a.started_at).total_seconds() if a.number > 1 else 0.0
     lost = 0.0
     if reason in (EndReason.PREEMPTED, EndReason.FAILED, EndReason.MOVED):
-        productive = max(0.0, (ended_at - productive_from).total_seconds())
+        # Work may have begun before any progress was seen (a short attempt between two
+        # watches): without a report, from the start; the last checkpoint bounds the loss.
+        work_from = min(a.first_progress_at or a.started_at, ended_at)
+        productive = max(0.0, (ended_at - work_from).total_seconds())
         saved = _last_checkpoint_write(ckpt, a.started_at, ended_at) if ckpt else None
         if saved is not None:
-            lost = (ended_at - max(saved, productive_from)).total_seconds()
+            lost = (ended_at - max(saved, work_from)).total_seconds()
         elif ckpt is not None and is_bucket_url(ckpt) and interval is not None:
             lost = min(productive, interval.total_seconds())
         else:

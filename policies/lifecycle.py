@@ -129,6 +129,16 @@ def places_to_avoid(history: Sequence[PastAttempt]) -> frozenset[Place]:
                      if a.failure is FailureKind.CAPACITY and a.place is not None)
 
 
+def _with_detail(word: str, detail: str | None) -> str:
+    """'preempted (spot reclaimed)'; a detail that already says the word is not wrapped
+    again ('preempted (preempted ...)'), an empty one not shown."""
+    if not detail:
+        return word
+    if detail.lower().startswith(word):
+        return detail
+    return f"{word} ({detail})"
+
+
 def next_state(
     ending: Ending, *, restarts_used: int, history: Sequence[PastAttempt], rules: RetryRules
 ) -> NextState:
@@ -138,8 +148,8 @@ def next_state(
     if reason is EndReason.SUCCEEDED:
         return NextState(JobStatus.SUCCEEDED, "succeeded", restarts_used, exit_code=0)
     if reason is EndReason.PREEMPTED:
-        return NextState(JobStatus.PREEMPTED, f"preempted ({detail}); re-placing",
-                         restarts_used)
+        return NextState(JobStatus.PREEMPTED, f"{_with_detail('preempted', detail)}; "
+                         "re-placing", restarts_used)
     if reason is EndReason.MOVED:
         return NextState(JobStatus.QUEUED, f"stopped to move the job ({detail})",
                          restarts_used)

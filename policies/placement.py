@@ -22,7 +22,7 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 from gpuopt.core.money import MICRO_USD
@@ -317,13 +317,37 @@ def offer_filter(spec: JobSpec, ctx: PlacementContext) -> tuple[Callable[[Offer]
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     """Every sold GPU count of every allowed model, every offer: the cheapest (or, with
     ``ctx.minimize == "time"``, the fastest) placements within the limits, the cost/time
-    frontier, and for each model left out the constraint that binds."""
+    frontier, and for each model left out the constraint that binds. When only the
+    budget stands in the way, ``nearest_miss`` says the least the job would take."""
+    budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
+    plan = _plan(spec, index, ctx, budget)
+    if plan.candidates or plan.nearest_miss is not None or budget is None:
+        return plan
+    unbounded = _plan(spec, index, replace(ctx, top=1, minimize="cost"), None).best
+    if unbounded is None:
+        return plan  # the hourly cap, the deadline or the places bind too: said per GPU
+    return replace(plan, nearest_miss=budget_miss(unbounded, budget))
+
+
+def budget_miss(cheapest: Candidate, budget: Decimal) -> str:
+    """'needs at least $10.18: T4 x1 spot aws/us-east-1; your budget leaves $0.50'."""
+    o = cheapest.offer
+    return (f"needs at least {_money_up(cheapest.expected_cost)}: {o.gpu} x{o.gpu_count} "
+            f"{o.market.value} {o.cloud}/{_where(o)}; your budget leaves {_money(budget)}")
+
+
+def _money_up(x: Decimal) -> str:
+    """Rounded up to the cent: a budget of this much is enough."""
+    return f"${x.quantize(CENT, rounding=ROUND_CEILING):,}"
+
+
+def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
+          budget: Decimal | None) -> Plan:
     arch = spec.resolved_model()
     workload = spec.workload
     require_work_inputs(workload)
     markets = _allowed_markets(spec, ctx)
     owned = _owned_offers(index, ctx)
-    budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
     budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
@@ -456,7 +480,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
 
     excluded = [
         Exclusion(name, _binding_constraint(name, searched[name], spec, index, ctx, markets,
-                                            owned, allowed))
+                                            owned, allowed, budget))
         for name in spec.resources.gpus if name not in best_of_gpu
     ]
     ranked = sorted((_candidate(f) for *_, f in heap), key=lambda c: _rank_key(c, by_time))
@@ -529,6 +553,7 @@ def _binding_constraint(
     markets: tuple[Market, ...],
     owned: Sequence[Offer],
     allowed: Callable[[Offer], bool],
+    budget: Decimal | None,
 ) -> str:
     """Why a GPU model has no placement, checked on its best offer (the lowest expected
     cost over its counts that fit), in the order budget, hourly cap, deadline, memory,
@@ -546,7 +571,6 @@ def _binding_constraint(
         assert worst is not None
         return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
                 f"(largest sold), {usable_gib(GPUS[name]):.1f} GiB usable")
-    budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
     best: tuple[Decimal, Offer, _Config, float] | None = None
@@ -577,7 +601,7 @@ def _binding_constraint(
     cost, offer, cfg, lost = best
     where = f"{offer.gpu} x{offer.gpu_count} {offer.market.value} {offer.cloud}"
     if budget is not None and cost > budget:
-        return f"over the budget: {_money(cost)} at best ({where}), {_money(budget)} left"
+        return f"over the budget: {_money_up(cost)} at best ({where}), {_money(budget)} left"
     if cap is not None and offer.price_per_hour > cap:
         return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
                 f"cap ${cap}/h")

@@ -21,6 +21,7 @@ imported inside the functions (it is each of these clouds' extra).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal, InvalidOperation
@@ -114,7 +115,7 @@ def request_json(
         response = s.request(method, url, timeout=(CONNECT_TIMEOUT_S, read_timeout),
                              stream=True, **kwargs)
     except requests.RequestException as err:
-        raise ProviderError(f"{cloud}: API unreachable: {_short(err)}") from err
+        raise ProviderError(f"{cloud}: API unreachable: {short_error(err)}") from err
     with response:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
@@ -125,7 +126,7 @@ def request_json(
         try:
             body = read_bounded(_chunks(response), cloud, deadline, max_bytes)
         except (requests.RequestException, Urllib3Error, OSError) as err:
-            raise ProviderError(f"{cloud}: API answer broken off: {_short(err)}") from err
+            raise ProviderError(f"{cloud}: API answer broken off: {short_error(err)}") from err
     text = body.decode(response.encoding or "utf-8", errors="replace")
     if response.status_code in (401, 403):
         raise ProviderError(f"{cloud}: API refused the key (HTTP {response.status_code}): "
@@ -141,8 +142,13 @@ def request_json(
         raise ProviderError(f"{cloud}: answer nests too deeply") from None
 
 
-def _short(err: Exception) -> str:
-    text = str(err).strip()
+_QUERY = re.compile(r"\?[^\s'\")]+")
+
+
+def short_error(err: Exception) -> str:
+    """The error's first line, without URL query strings (a URL-encoded filter says
+    nothing to a reader and fills the log line), at most 200 characters."""
+    text = _QUERY.sub("?...", str(err).strip())
     return text.splitlines()[0][:200] if text else type(err).__name__
 
 

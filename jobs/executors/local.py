@@ -62,6 +62,7 @@ from gpuopt.jobs.executors.base import (
     FailureKind,
     LaunchError,
     LaunchResult,
+    Progress,
 )
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.crash_points import crash_point
@@ -138,6 +139,30 @@ def job_environment(spec: AttemptSpec, *, checkpoint_dir: str,
     env.update(spec.secrets)
     env.update(contract_env(spec, checkpoint_dir=checkpoint_dir, progress_file=progress_file))
     return env
+
+
+PROGRESS_LOG_TAIL = 200  # log lines searched for the newest `[gpuopt] progress` line
+
+
+def attempt_progress(ws: Path, log: Path) -> Progress | None:
+    """What the attempt last reported: the contract's progress file, else the newest
+    `[gpuopt] progress {...}` line in its log's tail (the form SkyPilot attempts use,
+    which a program may print itself). Read-only: `status` reads it between watches."""
+    from gpuopt.jobs.executors.sky_task import progress_from_lines
+
+    return read_progress(ws / "progress.json") or progress_from_lines(
+        tail_lines(log, PROGRESS_LOG_TAIL))
+
+
+def peek_progress(base_dir: Path, cluster_name: str) -> Progress | None:
+    """``attempt_progress`` of a local attempt's workspace under ``base_dir`` (None when
+    this host has no such workspace)."""
+    ws = base_dir / cluster_name
+    if not ws.is_dir():
+        return None
+    pointer = ws / "log_path"
+    log = Path(pointer.read_text(encoding="utf-8")) if pointer.exists() else ws / "attempt.log"
+    return attempt_progress(ws, log)
 
 
 def tail_lines(path: Path, n: int) -> tuple[str, ...]:
@@ -344,7 +369,7 @@ class LocalExecutor:
             return self._unstarted(cluster_name, ws)
         self._enforce_preemption(ws, state)
         started = _utc(state["started_at"])
-        progress = read_progress(ws / "progress.json")
+        progress = attempt_progress(ws, self._log_path(ws))
         common: dict[str, Any] = {"started_at": started, "progress": progress,
                                   "telemetry": read_telemetry(ws / "telemetry.json")}
         if (ws / "cancelled").exists():
@@ -359,7 +384,7 @@ class LocalExecutor:
             return AttemptStatus(
                 cluster_name, AttemptState.PREEMPTED,
                 ended_at=self._marker_time(ws / "preempted"),
-                detail="preempted (injected)", **common,
+                detail="by the preemption drill (--preempt-after)", **common,
             )
         if local_proc.leader_alive(state["pid"], state["create_time"]):
             return AttemptStatus(cluster_name, AttemptState.RUNNING, **common)

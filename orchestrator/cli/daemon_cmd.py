@@ -32,15 +32,19 @@ def _run(config: ConfigOption, log_format: LogFormatOption | None) -> None:
     raise typer.Exit(run_daemon(settings, log_format=log_format.value if log_format else None))
 
 
-def run(config: ConfigOption = None, log_format: LogFormatArg = None) -> None:
+def run(ctx: typer.Context, config: ConfigOption = None,
+        log_format: LogFormatArg = None) -> None:
     """Run the daemon in the foreground until SIGTERM / SIGINT.
 
     Example: gpuopt daemon run --log-format json
     """
-    _run(config, log_format)
+    from gpuopt.orchestrator.cli.group_options import from_group
+
+    _run(from_group(ctx, "config", config), from_group(ctx, "log_format", log_format))
 
 
 def status(
+    ctx: typer.Context,
     config: ConfigOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -52,12 +56,13 @@ def status(
     import json
     from datetime import UTC, datetime
 
+    from gpuopt.orchestrator.cli.group_options import from_group
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.daemon.status import DaemonStatus, gather_status, render_text
     from gpuopt.orchestrator.store import open_store_if_exists
     from gpuopt.orchestrator.store.url import resolve_url, shown_url
 
-    settings = load_config(config)
+    settings = load_config(from_group(ctx, "config", config))
     url = resolve_url(settings.database.url)
     store = open_store_if_exists(url)
     if store is None:
@@ -94,8 +99,13 @@ def register(app: typer.Typer) -> None:
 
         Example: gpuopt daemon --log-format json
         """
+        from gpuopt.orchestrator.cli.group_options import refuse_unhonoured
+
         if ctx.invoked_subcommand is None:
             _run(config, log_format)
+        # --config is honoured by every subcommand, --log-format by `run` only
+        refuse_unhonoured(ctx, {"config", "log_format"} if ctx.invoked_subcommand == "run"
+                          else {"config"})
 
     daemon_app.command("run")(run)
     daemon_app.command("status")(status)

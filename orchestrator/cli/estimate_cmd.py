@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuopt.orchestrator.cli.completion import complete_gpu
+
 if TYPE_CHECKING:
     from gpuopt.jobs.estimate.calibration import Calibration
     from gpuopt.jobs.estimate.fit import Fit
@@ -40,7 +42,8 @@ def _parse_gpu(value: str) -> tuple[str, int | None]:
 def estimate(
     job_file: Annotated[Path, typer.Argument(help="The job.yaml to estimate.")],
     gpu: Annotated[
-        str | None, typer.Option("--gpu", help="Estimate one configuration: NAME[:COUNT].")
+        str | None, typer.Option("--gpu", help="Estimate one configuration: NAME[:COUNT].",
+                                   autocompletion=complete_gpu)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from gpuopt.orchestrator.cli.completion import complete_job_id
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -35,24 +37,33 @@ def _open(config: Path | None) -> Store | None:
     return open_store_if_exists(load_config(config).database.url)
 
 
-def _no_job(job_id: str) -> Exception:
+def _no_job(job_id: str | None) -> Exception:
     from gpuopt.core.errors import UserError
 
+    if job_id is None:
+        return UserError("no job yet: submit one with `gpuopt submit JOB.yaml`", exit_code=2)
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
 
 def _load_job(
-    job_id: str, config: Path | None, with_events: bool = False
+    job_id: str | None, config: Path | None, with_events: bool = False
 ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
-    """A job (by id or unique prefix), its attempts and, if asked, its events."""
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
+    """A job (by id or unique prefix; None: the newest submitted), its attempts and, if
+    asked, its events."""
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job, list_jobs
 
     store = _open(config)
     if store is None:
         raise _no_job(job_id)
     try:
         with store.session() as session:
-            job = find_job(session, job_id)
+            if job_id is None:
+                newest = list_jobs(session, limit=1)
+                if not newest:
+                    raise _no_job(None)
+                job = newest[-1]
+            else:
+                job = find_job(session, job_id)
             attempts = attempts_of(session, [job.id])[job.id]
             events = events_of(session, job.id) if with_events else []
     finally:
@@ -143,7 +154,9 @@ def print_jobs(console: Console, views: list[dict[str, Any]], *, wide: bool = Fa
 
 
 def status(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str | None, typer.Argument(
+        help="Job id (or a unique prefix; default: the newest job).",
+        autocompletion=complete_job_id, show_default=False)] = None,
     wide: WideOpt = False,
     as_json: JsonOpt = False,
     config: ConfigOpt = None,
@@ -160,6 +173,9 @@ def status(
     job, attempts, events = _load_job(job_id, config, with_events=True)
     now = datetime.now(UTC)
     view = job_view(job, attempts, now)
+    live = _live_progress(attempts)
+    if live is not None:
+        view["progress"] = live
     view["plan"] = submitted_plan(job)
     view["attempt_list"] = [attempt_view(a, now) for a in attempts]
     measured = _telemetry_views(job, attempts, config)
@@ -172,6 +188,24 @@ def status(
         typer.echo(json.dumps(view, indent=2))
         return
     _print_status(view, wide)
+
+
+def _live_progress(attempts: list[AttemptRow]) -> dict[str, int | None] | None:
+    """The progress an open local attempt on this host reports now (its progress file or
+    log's progress lines), when it is ahead of what the last watch stored: `status` is
+    current between two watches, and without a daemon watching at all."""
+    from gpuopt.jobs.executors.local import peek_progress
+    from gpuopt.jobs.states import AttemptPhase
+    from gpuopt.orchestrator.attempts import attempts_dir
+
+    open_local = [a for a in attempts if a.status != AttemptPhase.ENDED and a.host]
+    if not open_local:
+        return None
+    a = open_local[-1]
+    p = peek_progress(attempts_dir(), a.cluster_name)
+    if p is None or (a.progress_step is not None and p.step <= a.progress_step):
+        return None
+    return {"step": p.step, "total": p.total}
 
 
 def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | None,
@@ -317,7 +351,9 @@ def when(iso: str) -> str:
 
 
 def logs(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str | None, typer.Argument(
+        help="Job id (or a unique prefix; default: the newest job).",
+        autocompletion=complete_job_id, show_default=False)] = None,
     attempt: Annotated[int | None, typer.Option("--attempt", min=1,
                                                 help="Attempt number (default: the last).")]
     = None,
@@ -382,7 +418,8 @@ def _secret_values(job: JobRow, config: Path | None) -> list[str]:
 
 
 def cancel(
-    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).")],
+    job_id: Annotated[str, typer.Argument(help="Job id (or a unique prefix).",
+                                          autocompletion=complete_job_id)],
     config: ConfigOpt = None,
 ) -> None:
     """Stop a job: its cluster or processes go, its attempt is closed, its ledger stays.

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from gpuopt.orchestrator.placement_inputs import PlannedJob
-    from gpuopt.policies.placement import Plan
+    from gpuopt.policies.placement import Candidate, Plan
 
 
 def register(app: typer.Typer) -> None:
@@ -67,12 +67,24 @@ def plan(
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
         }, indent=2))
-        if not plan.candidates:
-            raise typer.Exit(3)
-        return
-    print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
+    else:
+        print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
     if not planned.plan.candidates:
-        raise typer.Exit(3)
+        raise UserError(f"{job_file}: fits nowhere: {fits_nowhere_reason(planned.plan)}",
+                        exit_code=FITS_NOWHERE)
+
+
+FITS_NOWHERE = 3  # the exit code of plan and submit when no placement is within the limits
+
+
+def fits_nowhere_reason(plan: Plan) -> str:
+    """What the job would need (the least budget, the memory), else where to look."""
+    if plan.nearest_miss:
+        return plan.nearest_miss
+    if plan.excluded:
+        return (f"none of {len(plan.excluded)} GPU model(s) is within the limits "
+                "(each one's reason is under 'Left out')")
+    return "no offer matches the job's resources"
 
 
 def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
@@ -81,33 +93,46 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
 
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.snapshot_age import prices_source
-    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+    from gpuopt.orchestrator.cli.tables import (
+        ID,
+        NUM,
+        Col,
+        choose_columns,
+        print_table,
+        table_width,
+    )
 
     console = out_console()
     plan = planned.plan
     src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
-    # Narrower terminals drop, in this order: instance, #, risk, est. h.
+    # Narrower terminals drop the instance, # and risk (preempt. says it in numbers), then
+    # shorten places (aws/use1a, vast/US-NA), then drop preempt. GPUs, where, market,
+    # $/h, est. h and expected $ are the answer and always stay.
     cols = [Col("#", NUM, optional=3), Col("GPUs", ID), Col("where", ID),
             Col("instance", ID, optional=4), Col("market", ID), Col("$/h", NUM),
-            Col("est. h", NUM, optional=1), Col("expected $", NUM),
-            Col("risk", ID, optional=2), Col("preempt.", NUM)]
-    rows = []
-    for i, c in enumerate(plan.candidates, 1):
-        o = c.offer
-        spot = o.market.value == "spot"
-        rows.append([
-            str(i), f"{o.gpu_count}x{o.gpu}", f"{o.cloud}/{o.zone or o.region}",
-            o.instance_type, short_market(o.market.value), f"{o.price_per_hour:,.2f}",
-            f"{c.est_hours:,.1f}", f"{c.expected_cost:,.2f}", c.risk_level,
-            f"{c.expected_preemptions:.1f}" if spot else "-",
-        ])
-    print_table(console, cols, rows, wide=wide,
-                title=f"{title}: {len(plan.candidates)} cheapest placements "
-                f"({planned.offer_count} offers, {src})")
+            Col("est. h", NUM), Col("expected $", NUM),
+            Col("risk", ID, optional=2), Col("preempt.", NUM, optional=1)]
+    rows = [plan_row(i, c, short=False) for i, c in enumerate(plan.candidates, 1)]
+    with_preempt = [i for i, col in enumerate(cols) if col.optional in (0, 1)]
+    if not wide and table_width(cols, rows, with_preempt) > console.width:
+        # short places, and what was dropped before them stays dropped
+        rows = [[cell for cell, col in zip(plan_row(i, c, short=True), cols, strict=True)
+                 if col.optional in (0, 1)] for i, c in enumerate(plan.candidates, 1)]
+        cols = [cols[i] for i in with_preempt]
+    if plan.candidates:
+        print_table(console, cols, rows, wide=wide,
+                    title=f"{title}: {len(plan.candidates)} cheapest placements "
+                    f"({planned.offer_count} offers, {src})")
+    else:
+        console.print(f"[bold]{escape(title)}: no placement within the limits[/] "
+                      f"({planned.offer_count} offers, {escape(src)})")
     if plan.candidates:
         # Two lines that each fit 80 columns (messages are never wrapped for the width).
-        console.print("expected $ includes expected preemption losses; od = on-demand\n"
-                      "preempt. = expected preemptions over the run", style="dim")
+        legend = "expected $ includes expected preemption losses; od = on-demand"
+        if any(cols[i].header == "preempt." for i in choose_columns(cols, rows, console.width,
+                                                                   wide)):
+            legend += "\npreempt. = expected preemptions over the run"
+        console.print(legend, style="dim")
         for line in measured_notes(plan):
             console.print(escape(line), style="dim")
     if plan.best is not None:
@@ -117,8 +142,20 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
-    if plan.nearest_miss:
-        console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
+
+
+def plan_row(i: int, c: Candidate, *, short: bool) -> list[str]:
+    """One placement's cells; ``short`` names its place in the short form (aws/use1a)."""
+    from gpuopt.core.places import short_place
+    from gpuopt.orchestrator.cli.tables import short_market
+
+    o = c.offer
+    where = (short_place(o.cloud, o.region, o.zone) if short
+             else f"{o.cloud}/{o.zone or o.region}")
+    return [str(i), f"{o.gpu_count}x{o.gpu}", where, o.instance_type,
+            short_market(o.market.value), f"{o.price_per_hour:,.2f}", f"{c.est_hours:,.1f}",
+            f"{c.expected_cost:,.2f}", c.risk_level,
+            f"{c.expected_preemptions:.1f}" if o.market.value == "spot" else "-"]
 
 
 def measured_notes(plan: Plan) -> list[str]:

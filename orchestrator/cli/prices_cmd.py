@@ -9,11 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuopt.orchestrator.cli.completion import (
+    complete_cloud,
+    complete_gpu,
+    complete_market,
+    complete_region,
+)
 from gpuopt.orchestrator.cli.config_cmd import ConfigOption
 from gpuopt.providers.clouds import cloud_names
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from datetime import date
 
     from rich.console import Console
@@ -24,13 +30,17 @@ if TYPE_CHECKING:
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
 
-GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.")]
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.",
+                                            autocompletion=complete_gpu)]
 CloudOpt = Annotated[str | None, typer.Option("--cloud", help="One of the clouds: "
-                                              f"{', '.join(cloud_names())}.")]
+                                              f"{', '.join(cloud_names())}.",
+                                              autocompletion=complete_cloud)]
 MarketOpt = Annotated[
-    str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.")
+    str | None, typer.Option("--market", help="on-demand, spot, reserved-1y or reserved-3y.",
+                             autocompletion=complete_market)
 ]
-RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.")]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="e.g. us-east-1, us-central1.",
+                                               autocompletion=complete_region)]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column (instance type, vCPU, "
                                        "RAM), however wide the terminal.")]
 
@@ -41,6 +51,12 @@ def _age(now: datetime, then: datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def from_group(ctx: typer.Context, name: str, value: Path | None) -> Path | None:
+    from gpuopt.orchestrator.cli.group_options import from_group as group_value
+
+    return group_value(ctx, name, value)
 
 
 def _settings(config: Path | None) -> Settings:
@@ -69,6 +85,9 @@ def show_prices(
     Example: gpuopt prices --gpu H100 --market spot --limit 10
     """
     if ctx.invoked_subcommand is not None:
+        from gpuopt.orchestrator.cli.group_options import refuse_unhonoured
+
+        refuse_unhonoured(ctx, {"config"})  # the subcommands read it (from_group)
         return
     from datetime import UTC
 
@@ -117,7 +136,15 @@ def _where(o: Offer) -> str:
     return f"{o.cloud}/{o.zone or o.region}"
 
 def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool) -> None:
-    from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
+    from gpuopt.core.places import short_place
+    from gpuopt.orchestrator.cli.tables import (
+        ID,
+        NUM,
+        Col,
+        print_table,
+        short_market,
+        table_width,
+    )
 
     # Narrower terminals drop vCPU and RAM first, then the age and $/h (= $/GPU-h x GPUs),
     # then the instance type.
@@ -125,16 +152,26 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
             Col("where", min_width=WHERE_MIN), Col("instance type", ID, optional=1),
             Col("market", ID), Col("vCPU", NUM, optional=3), Col("RAM GiB", NUM, optional=3),
             Col("age", NUM, optional=2)]
-    rows = [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
-             f"{o.gpu_count}x{o.gpu}", _where(o), o.instance_type,
-             short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
-             _age(now, o.observed_at)] for o in offers]
+    def rows_with(where: Callable[[Offer], str]) -> list[list[str]]:
+        return [[f"{o.price_per_gpu_hour:.4f}", f"{o.price_per_hour:,.4f}",
+                 f"{o.gpu_count}x{o.gpu}", where(o), o.instance_type,
+                 short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
+                 _age(now, o.observed_at)] for o in offers]
+
+    rows = rows_with(_where)
+    # A place too long to keep whole beside the instance type is shortened (aws/use1a)
+    # rather than broken mid-word or the instance type dropped.
+    main = [i for i, c in enumerate(cols) if c.optional in (0, 1)]
+    if not wide and table_width(cols, rows, main) > console.width:
+        rows = rows_with(lambda o: short_place(o.cloud, o.region, o.zone))
     print_table(console, cols, rows, wide=wide)
 
 
 def refresh(
+    ctx: typer.Context,
     cloud: Annotated[
-        list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).")
+        list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).",
+                                       autocompletion=complete_cloud)
     ] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -151,7 +188,7 @@ def refresh(
     from gpuopt.orchestrator.store import open_store
     from gpuopt.providers.clouds import get_cloud
 
-    settings = _settings(config)
+    settings = _settings(from_group(ctx, "config", config))
     clouds = tuple(cloud) if cloud else settings.clouds.poll_clouds()
     for name in clouds:
         get_cloud(name)  # UserError (exit 2) naming the known clouds
@@ -217,6 +254,7 @@ def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
 
 
 def history(
+    ctx: typer.Context,
     gpu: GpuOpt = None,
     market: MarketOpt = None,
     region: RegionOpt = None,
@@ -252,7 +290,7 @@ def history(
         raise UserError(f"--since: {err}", exit_code=2) from None
     flt = OfferFilter.build(gpu=gpu, cloud=cloud, market=market, region=region)
     now = datetime.now(UTC)
-    points, as_of = _history_points(_settings(config), flt, now - window)
+    points, as_of = _history_points(_settings(from_group(ctx, "config", config)), flt, now - window)
     if as_of is not None:
         from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
 
@@ -276,7 +314,7 @@ def history(
     if plot is not None:
         from gpuopt.orchestrator.prices.chart import plot_history
 
-        plot_history(points, plot, title=_title(flt))
+        plot_history(points, plot, title=_title(flt), since=now - window, until=now)
         err_console().print(f"wrote {plot}")
 
 
@@ -335,6 +373,7 @@ def _title(flt: OfferFilter) -> str:
 
 
 def export_snapshot(
+    ctx: typer.Context,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output file (default: the package's snapshot).")
     ] = None,
@@ -352,7 +391,7 @@ def export_snapshot(
     from gpuopt.orchestrator.store.price_history import latest_offers
     from gpuopt.providers.snapshot import SNAPSHOT_FILE, snapshot_document
 
-    settings = _settings(config)
+    settings = _settings(from_group(ctx, "config", config))
     store = open_store_if_exists(settings.database.url)
     offers: list[Offer] = []
     if store is not None:
@@ -382,6 +421,7 @@ def export_snapshot(
 
 
 def held(
+    ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print the held prices as JSON.")]
     = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column, however wide the "
@@ -397,7 +437,7 @@ def held(
     from gpuopt.orchestrator.store import open_store_if_exists
     from gpuopt.orchestrator.store.price_history import held_views
 
-    store = open_store_if_exists(_settings(config).database.url)
+    store = open_store_if_exists(_settings(from_group(ctx, "config", config)).database.url)
     views = []
     if store is not None:
         try:

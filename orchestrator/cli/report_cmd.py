@@ -76,13 +76,15 @@ def register(
         tz = from_config.report_timezone(settings)
         now = clock() if clock is not None else datetime.now(UTC)
         the_week = _parse_week(week) if week else IsoWeek.containing(now, tz).previous()
+        # Who gets it is checked before anything is loaded or printed (a user error: 2).
+        send_to = _recipients(settings, team) if email else None
         result = load_report(
             loader or store_loader(settings.database.url), the_week, tz, as_of=now,
             owner=owner, team=team, team_budgets=from_config.team_budgets(settings),
         )
         _output(result, fmt, out)
-        if email:
-            _email(result, settings, mailer, now)
+        if send_to is not None:
+            _email(result, settings, mailer, now, send_to)
 
 
 def _parse_week(text: str) -> IsoWeek:
@@ -122,28 +124,40 @@ def _output(result: WeeklyReport, fmt: ReportFormat, out: Path | None) -> None:
         typer.echo(text, nl=False)
 
 
+def _recipients(settings: Settings, team: str | None) -> tuple[tuple[str, ...], str]:
+    """The addresses of the report's scope and the scope's name (the daemon's send
+    bookkeeping); none configured is a user error, exit 2."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.report import from_config
+    from gpuopt.orchestrator.report.sender import EVERYONE, team_scope
+
+    recipients = from_config.recipients(settings)
+    if team is not None:
+        addresses = tuple(recipients.teams.get(team, ()))
+        where = f'[report] recipients."{team}"'
+        scope = team_scope(team)
+    else:
+        addresses = tuple(recipients.everyone)
+        where = f"[report] recipients.{EVERYONE}"
+        scope = EVERYONE
+    if not addresses:
+        raise UserError(f"--email: no recipients for this report: set {where} = "
+                        "[\"you@example.com\"] in the configuration (docs/operations.md, "
+                        "Email)", exit_code=2)
+    return addresses, scope
+
+
 def _email(
     result: WeeklyReport,
     settings: Settings,
     mailer: Callable[[EmailMessage], None] | None,
     now: datetime,
+    send_to: tuple[tuple[str, ...], str],
 ) -> None:
-    from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.report import from_config
     from gpuopt.orchestrator.report.message import build_message
-    from gpuopt.orchestrator.report.sender import EVERYONE, team_scope
 
-    recipients = from_config.recipients(settings)
-    if result.team is not None:
-        addresses = recipients.teams.get(result.team, ())
-        where = f'[report] recipients."{result.team}"'
-        scope = team_scope(result.team)  # the daemon's send bookkeeping, see below
-    else:
-        addresses = recipients.everyone
-        where = f"[report] recipients.{EVERYONE}"
-        scope = EVERYONE
-    if not addresses:
-        raise UserError(f"no recipients for this report: set {where} = [\"you@example.com\"]")
+    addresses, scope = send_to
     msg = build_message(
         result, sender=settings.report.from_address, recipients=addresses, sent_at=now
     )

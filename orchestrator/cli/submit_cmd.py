@@ -56,7 +56,7 @@ def submit(
     from gpuopt.core.errors import UserError
     from gpuopt.jobs.loader import parse_job_spec, read_job_file
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.cli.plan_cmd import print_plan
+    from gpuopt.orchestrator.cli.plan_cmd import FITS_NOWHERE, fits_nowhere_reason, print_plan
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
@@ -83,8 +83,8 @@ def submit(
                    else plan_spec(spec, settings, store, now, top=5, clouds=clouds))
         print_plan(spec.name or job_file.name, planned)
         if planned.plan.best is None:
-            raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
-                            exit_code=3)
+            raise UserError(f"{job_file}: refused, it fits nowhere: "
+                            f"{fits_nowhere_reason(planned.plan)}", exit_code=FITS_NOWHERE)
         if dry_run or store is None:
             if kind == "skypilot":
                 _print_sky_task(job, spec, planned, now)
@@ -97,8 +97,7 @@ def submit(
                 f"attempt {n} after {t:g} s" for n, t in enumerate(drill, 1)))
         if wait:
             raise typer.Exit(_wait(store, settings, job_id, interval))
-        out_console().print(
-            f"run `gpuopt daemon` to run it, or follow it with `gpuopt status {job_id}`")
+        out_console().print(_who_runs_it(store, settings, job_id, datetime.now(UTC)))
     finally:
         if store is not None:
             store.close()
@@ -158,12 +157,17 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
     out_console().out(text, end="", highlight=False)
 
 
-def _why(planned: PlannedJob) -> str:
-    plan = planned.plan
-    if plan.nearest_miss:
-        return plan.nearest_miss
-    reasons = "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
-    return reasons or "no offer matches the job's resources"
+def _who_runs_it(store: Store, settings: Settings, job_id: str, now: datetime) -> str:
+    """Whether a daemon leads for this store (the leadership table) and will run the job."""
+    from gpuopt.orchestrator.daemon.status import leading_daemon
+    from gpuopt.orchestrator.store.url import resolve_url
+
+    leader = leading_daemon(store, settings, resolve_url(settings.database.url), now)
+    if leader is None:
+        return (f"no daemon runs for this store: start one (`gpuopt daemon`) to run it, "
+                f"then follow it with `gpuopt status {job_id}`")
+    return (f"the daemon on {leader.hostname} (pid {leader.pid}) leads for this store and "
+            f"will start it: follow it with `gpuopt status {job_id}`")
 
 
 def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:

@@ -4,8 +4,10 @@ A column is one of three kinds:
 
 - ``NUM`` (right-aligned) and ``ID`` (left-aligned) cells are never cut or wrapped: the
   column is at least as wide as its widest cell;
-- ``TEXT`` cells wrap (long words fold) to whatever width is left, never below
-  ``min_width``.
+- ``TEXT`` cells wrap at spaces to whatever width is left, never below ``min_width``
+  nor below their longest word (an e-mail address, a place), so a value never breaks
+  mid-word; only a word longer than ``WHOLE_WORD_MAX`` may fold, or every word when the
+  columns that must stay cannot fit otherwise (a terminal narrower than 80).
 
 Columns marked ``optional`` (1 = dropped last, higher = dropped first) are left out, the
 highest first, until the rest fits the console's width; ``wide=True`` keeps every column
@@ -40,6 +42,7 @@ NUM: Kind = "num"
 ID: Kind = "id"
 TEXT: Kind = "text"
 GAP = 2  # between two columns: one space of padding and box.SIMPLE_HEAD's divider
+WHOLE_WORD_MAX = 32  # a TEXT column is never narrower than its longest word up to this
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +52,15 @@ class Col:
     optional: int = 0  # 0: always shown; otherwise dropped (highest first) when too wide
     min_width: int = 8  # TEXT only: the narrowest it may wrap to
 
-    def needed(self, cells: Sequence[str]) -> int:
-        """The narrowest this column can be: its widest cell (NUM/ID), else min_width."""
+    def needed(self, cells: Sequence[str], whole_words: bool = True) -> int:
+        """The narrowest this column can be: its widest cell (NUM/ID), else min_width and
+        (``whole_words``) its longest word."""
         if self.kind == TEXT:
             longest = max((len(c) for c in cells), default=0)
-            return max(min(self.min_width, longest), len(self.header) if longest else 1, 1)
+            word = max((len(w) for c in cells for w in c.split()), default=0)
+            word = word if whole_words else 0
+            return max(min(self.min_width, longest), min(word, WHOLE_WORD_MAX),
+                       len(self.header) if longest else 1, 1)
         return max((len(self.header), *(len(c) for c in cells)))
 
 
@@ -82,17 +89,20 @@ def choose_columns(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: in
 def column_widths(cols: Sequence[Col], rows: Sequence[Sequence[str]], keep: Sequence[int],
                   width: int) -> list[int]:
     """Each kept column's width: its widest cell, TEXT columns narrowed (widest first, never
-    below what they need) until the table fits ``width`` or cannot shrink further."""
+    below what they need) until the table fits ``width`` or cannot shrink further. Words
+    stay whole while that fits; only then are they split, the widest column first."""
     natural = [max((len(cols[i].header), *map(len, _cells(rows, i)))) for i in keep]
-    floor = [cols[i].needed(_cells(rows, i)) for i in keep]
     widths = list(natural)
     room = width - GAP * max(len(keep) - 1, 0)
-    while sum(widths) > room:
-        text = [k for k, i in enumerate(keep) if cols[i].kind == TEXT and widths[k] > floor[k]]
-        if not text:
-            break
-        k = max(text, key=lambda k: widths[k])
-        widths[k] -= 1
+    for whole in (True, False):
+        floor = [cols[i].needed(_cells(rows, i), whole_words=whole) for i in keep]
+        while sum(widths) > room:
+            text = [k for k, i in enumerate(keep)
+                    if cols[i].kind == TEXT and widths[k] > floor[k]]
+            if not text:
+                break
+            k = max(text, key=lambda k: widths[k])
+            widths[k] -= 1
     return widths
 
 

@@ -12,13 +12,16 @@ import json
 import logging
 import re
 import sys
+import threading
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from typing import TextIO
 
 _URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][\w+.-]*://[^:/@\s]+):[^@\s]+@")
 _KEY_VALUE = re.compile(r"(?i)(?P<key>password|passwd|secret|token)(?P<sep>\s*[=:]\s*)[^\s,;&]+")
 MASK = "***"
+URLLIB3_POOL = "urllib3.connectionpool"  # where urllib3 logs each retry
 # Libraries that log routine work at INFO: only their warnings reach the daemon's log.
 # APScheduler logs every run; the cloud SDKs log every HTTP request (Azure's
 # http_logging_policy: several lines of headers per request, on every poll).
@@ -69,6 +72,51 @@ class TextFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+class RetryFolder(logging.Filter):
+    """urllib3's retry warnings ("Retrying (Retry(total=2, ...)) after connection broken
+    by '...': /api/v0/bundles/?q=%7B...", ~430 characters each, the query URL-encoded)
+    are counted per host instead of logged; each price poll then logs one INFO line per
+    host it retried (``take``), without the query."""
+
+    def __init__(self) -> None:
+        super().__init__("urllib3")
+        self._lock = threading.Lock()
+        self._counts: Counter[tuple[str, str]] = Counter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Retrying"):
+            return True
+        err = record.args[1] if isinstance(record.args, tuple) and len(record.args) > 1 else None
+        host = (getattr(getattr(err, "conn", None), "host", None)
+                or getattr(getattr(err, "pool", None), "host", None) or "a host")
+        with self._lock:
+            self._counts[(str(host), type(err).__name__ if err is not None else "error")] += 1
+        return False
+
+    def take(self) -> list[tuple[str, str, int]]:
+        """(host, error kind, retries) since the last take, and forget them."""
+        with self._lock:
+            out = sorted((h, k, n) for (h, k), n in self._counts.items())
+            self._counts.clear()
+        return out
+
+
+def retry_folder() -> RetryFolder | None:
+    """The folder setup_logging installed on urllib3's connection-pool logger, if any."""
+    for f in logging.getLogger(URLLIB3_POOL).filters:
+        if isinstance(f, RetryFolder):
+            return f
+    return None
+
+
+def log_folded_retries(log: logging.Logger, what: str) -> None:
+    """One INFO line per host retried since the last call (see RetryFolder)."""
+    folder = retry_folder()
+    for host, kind, n in folder.take() if folder is not None else ():
+        log.info("%s: %d connection retr%s to %s (%s)", what, n, "y" if n == 1 else "ies",
+                 host, kind)
+
+
 def setup_logging(fmt: str = "text", *, level: int = logging.INFO,
                   stream: TextIO | None = None) -> None:
     handler = logging.StreamHandler(stream or sys.stderr)
@@ -80,3 +128,6 @@ def setup_logging(fmt: str = "text", *, level: int = logging.INFO,
     root.setLevel(level)
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    pool = logging.getLogger(URLLIB3_POOL)
+    if retry_folder() is None:
+        pool.addFilter(RetryFolder())

@@ -58,6 +58,24 @@ def alive_after(settings: Settings, now: datetime) -> datetime:
     return now - settings.daemon.lease_ttl * ALIVE_FACTOR - timedelta(seconds=5)
 
 
+def leading_daemon(store: Store, settings: Settings, url: str,
+                   now: datetime) -> NodeInfo | None:
+    """The daemon leading for this store, from the leadership table (a leader whose
+    heartbeat is fresh; on SQLite, only while the database file's lock is held), or None."""
+    from gpuopt.orchestrator.daemon.leadership import sqlite_daemon_running
+    from gpuopt.orchestrator.store.daemon_state import list_nodes
+    from gpuopt.orchestrator.store.url import sqlite_file
+
+    since = alive_after(settings, now)
+    leaders = [n for n in list_nodes(store) if n.role == "leader" and n.heartbeat_at >= since]
+    if not leaders:
+        return None
+    file = sqlite_file(url)
+    if file is not None and sqlite_daemon_running(file) is None:
+        return None  # a stale row: nobody holds the file
+    return max(leaders, key=lambda n: n.heartbeat_at)
+
+
 def gather_status(store: Store, settings: Settings, url: str, now: datetime) -> DaemonStatus:
     from gpuopt.orchestrator.daemon.leadership import sqlite_daemon_running
     from gpuopt.orchestrator.report.from_config import schedule

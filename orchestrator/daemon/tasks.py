@@ -108,6 +108,10 @@ class DaemonTasks:
                              {cloud: self.settings.clouds.regions_for(cloud)})[cloud]
         record_poll(self.store, cloud, status=result.status, error=result.error,
                     at=self.clock())
+        from gpuopt.orchestrator.daemon.logs import log_folded_retries
+
+        # urllib3 cannot say which cloud's fetch a retry belonged to: the hosts say it
+        log_folded_retries(log, "price polls")
         if result.status == "error":  # counted in gpuopt_daemon_task_failures_total
             raise StepFailed(f"price poll {cloud}: {result.error}")
         if result.status == "skipped":

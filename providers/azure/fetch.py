@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from gpuopt.providers.azure.parse import parse_price_page
 from gpuopt.providers.base import ProviderError
-from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded
+from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded, short_error
 
 if TYPE_CHECKING:
     from azure.core import PipelineClient
@@ -106,7 +106,8 @@ def fetch_price_items(client: PipelineClient, first_url: str) -> list[Mapping[st
             finally:
                 response.close()
         except AzureError as err:
-            raise ProviderError(f"azure: Retail Prices API unreachable: {err}") from err
+            raise ProviderError("azure: Retail Prices API unreachable: "
+                                f"{short_error(err)}") from err
         text = body.decode("utf-8", errors="replace")
         if response.status_code != 200:
             raise ProviderError(

@@ -83,3 +83,26 @@ def test_risk_says_its_number_is_expected_preemptions() -> None:
         level, _, rest = c["risk"].partition(" ")
         assert level in ("low", "medium", "high")
         assert rest == f"({c['expected_preemptions']:.1f} expected preemptions)", c["risk"]
+
+
+SMALL_BUDGET = """name: small-budget
+model: {name: gpt2}
+workload: {type: finetune, method: full, tokens: 5000m, batch_size: 4, seq_len: 1024}
+budget: 0.50
+"""
+
+
+def test_too_small_budget_says_the_least_it_takes_on_stderr(tmp_path: Path) -> None:
+    """Issue 29.4: exit 3 (fits nowhere, as the README says), the least budget on stderr,
+    no empty table; --json carries the same sentence as nearest_miss."""
+    job = tmp_path / "job.yaml"
+    job.write_text(SMALL_BUDGET)
+    res = _run("plan", str(job))
+    assert res.returncode == 3, res.stderr
+    assert res.stderr.startswith(f"error: {job}: fits nowhere: needs at least $")
+    assert "; your budget leaves $0.50" in res.stderr
+    assert "0 cheapest placements" not in res.stdout and "no placement within" in res.stdout
+    as_json = _run("plan", str(job), "--json")
+    assert as_json.returncode == 3
+    miss = json.loads(as_json.stdout)["nearest_miss"]
+    assert miss.startswith("needs at least $") and miss in as_json.stderr

@@ -116,3 +116,29 @@ def test_what_counts_as_a_hub_id() -> None:
         assert not looks_like_hub_id(bad), bad
     with pytest.raises(SpecError, match="unknown model 'qwen-9000'"):
         parse_job_spec(JOB.format(name="qwen-9000"), "job.yaml")
+
+
+def test_offline_hub_fails_once_cleanly_through_the_cli(tmp_path: Path) -> None:
+    """Issue 29.10: no huggingface_hub retry warnings, no "client has been closed": one
+    error line naming why the Hub cannot be reached, exit 2."""
+    import os
+    import subprocess
+
+    from tests.e2e.cli import gpuopt_command
+
+    job = tmp_path / "job.yaml"
+    job.write_text("name: hub\nmodel: {name: Qwen/Qwen3-14B}\n"
+                   "workload: {type: finetune, method: qlora, tokens: 10m}\n")
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
+           "GPUOPT_HOME": str(tmp_path / "home")}
+    for key in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+                "all_proxy", "HF_HUB_OFFLINE"):
+        env.pop(key, None)
+    res = subprocess.run([*gpuopt_command(), "estimate", str(job)], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"error: {job}:2 model.name: cannot reach the Hugging Face Hub")
+    assert "Connection refused" in lines[0]
+    assert "Retrying" not in res.stderr and "client has been closed" not in res.stderr

@@ -115,7 +115,8 @@ def test_status(width: int, capsys: pytest.CaptureFixture[str]) -> None:
                         "message": "attempt 3"}]}
     _print_status(view)
     out = capsys.readouterr().out
-    _check(out, width, [LONG_ID, "32.7726", "123,456.8", "1,123.89", "exit 137"],
+    # "(exit 137)" may wrap at its space (never mid-word): its number is checked whole
+    _check(out, width, [LONG_ID, "32.7726", "123,456.8", "1,123.89", "137)", "(exit"],
            messages=("owner ", "cost: ", "  2026-"))
     words = " ".join(out.split())
     assert "2026-12-01 08:41:46 UTC" in words and ".686132" not in out and ".123456" not in out

@@ -127,10 +127,17 @@ def test_email_now_through_the_configured_smtp(smtp_server: SmtpFactory) -> None
 
 
 def test_email_without_recipients_says_what_to_set() -> None:
+    """Issue 29.8: a user error (exit 2), raised before any of the report is printed."""
     from gpuopt.core.errors import UserError
 
-    with pytest.raises(UserError, match=r"\[report\] recipients"):
-        CliRunner().invoke(app(), ["report", "--email"], catch_exceptions=False)
+    result = CliRunner().invoke(app(), ["report", "--email"])
+    assert isinstance(result.exception, UserError), result.output
+    assert result.exception.exit_code == 2
+    assert "[report] recipients" in str(result.exception)
+    assert result.stdout == ""
+    team = CliRunner().invoke(app(), ["report", "--email", "--team", "nlp"])
+    assert isinstance(team.exception, UserError) and team.exception.exit_code == 2
+    assert '[report] recipients."nlp"' in str(team.exception) and team.stdout == ""
 
 
 def test_report_sender_from_configuration() -> None:
