@@ -314,9 +314,16 @@ class WorkloadSpec(_Strict):
     # Inference (prompt_tokens and output_tokens are required for type: inference)
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     output_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
-    # The most sequences the engine runs at once (vLLM max_num_seqs); it runs as many as
-    # its KV cache holds.
-    concurrency: int = Field(default=1, ge=1, le=1_000_000)
+    # The engine that runs it (jobs/estimate/engines.py): vllm (default), sglang,
+    # tensorrt-llm, or hf (transformers generate: static batches of `batch_size`).
+    engine: Literal["vllm", "sglang", "tensorrt-llm", "hf"] = "vllm"
+    # The engine's share of each GPU (vLLM gpu_memory_utilization, SGLang
+    # mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction); None: the engine's
+    # default (engines.py).
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    # The most sequences the engine runs at once (vLLM max_num_seqs); None: the engine's
+    # default (engines.py). It runs as many as its KV cache holds.
+    concurrency: int | None = Field(default=None, ge=1, le=1_000_000)
     requests: int | None = Field(default=None, ge=1, le=10**15)
     kv_cache_dtype: KvDtype | None = None
     # Tokens the engine schedules per step (vLLM max_num_batched_tokens); None: the
@@ -357,7 +364,8 @@ class WorkloadSpec(_Strict):
                 )
             return self
         infer_only = {"prompt_tokens", "output_tokens", "concurrency", "requests",
-                      "kv_cache_dtype", "max_batched_tokens"} & set_
+                      "kv_cache_dtype", "max_batched_tokens", "engine",
+                      "gpu_memory_utilization"} & set_
         if infer_only:
             raise ValueError(f"{', '.join(sorted(infer_only))} only apply to type: inference")
         if self.zero_stage and self.fsdp:

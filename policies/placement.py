@@ -207,7 +207,8 @@ def _search_model(
     if sold and not found.configs:  # the reason names the largest sold count's need
         count = sold[-1]
         largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
-        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
+        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload),
+                                    workload)
     return found
 
 
@@ -545,7 +546,8 @@ def _binding_constraint(
         worst = found.too_small
         assert worst is not None
         return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
-                f"(largest sold), {usable_gib(GPUS[name]):.1f} GiB usable")
+                f"(largest sold), {usable_gib(GPUS[name], spec.workload, worst.count):.1f} GiB "
+                "usable")
     budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
@@ -657,19 +659,19 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
                              workload.model_copy(update={"gradient_checkpointing": True})))
         for label, w in variants:
             for count in candidate_counts(arch, w, 8):
-                if check_fit(largest, count, estimate_memory(arch, w, count)).fits:
+                if check_fit(largest, count, estimate_memory(arch, w, count), w).fits:
                     ideas.append(label if count == 1 else f"{label} on {count} GPUs")
                     break
     else:
         for count in candidate_counts(arch, workload, 8):
             if count > max_gpus and check_fit(
-                largest, count, estimate_memory(arch, workload, count)
+                largest, count, estimate_memory(arch, workload, count), workload
             ).fits:
                 ideas.append(f"allow {count} GPUs (resources.max_gpus_per_node: {count})")
                 break
         if workload.weight_precision in ("bf16", "fp16", "fp32"):
             w = workload.model_copy(update={"precision": "int4"})
-            if check_fit(largest, 1, estimate_memory(arch, w, 1)).fits:
+            if check_fit(largest, 1, estimate_memory(arch, w, 1), w).fits:
                 ideas.append("4-bit weights (workload.precision: int4)")
     if largest.name != max(GPUS.values(), key=lambda g: g.memory_gib).name:
         ideas.append("allow larger GPUs (resources.gpus)")

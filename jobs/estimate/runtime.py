@@ -255,7 +255,8 @@ class EstimateCache:
         key = (gpu.name, shard)
         fit = self._fits.get(key)
         if fit is None:
-            fit = self._fits[key] = check_fit(gpu, shard, self.get(shard, arch, workload))
+            fit = self._fits[key] = check_fit(gpu, shard, self.get(shard, arch, workload),
+                                               workload)
         return fit
 
     def layouts(self, count: int, arch: Architecture, workload: WorkloadSpec,
@@ -272,7 +273,7 @@ def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     from gpuopt.jobs.estimate.fit import check_fit
 
     est = (estimates or EstimateCache()).get(gpus, arch, workload)
-    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est))
+    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est, workload))
 
 
 def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,

@@ -69,7 +69,7 @@ def estimate(
             found = smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
             count = found.count if found else 1
         est = memory(count)
-        one = check_fit(GPUS[name], count, est)
+        one = check_fit(GPUS[name], count, est, workload)
         fits = {name: one if one.fits else None}
         rows: list[tuple[str, Fit | None]] = [(name, one)]
     else:

@@ -41,9 +41,13 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     if workload.type == "inference":
         tp = gpus
         # The engine (vLLM, TensorRT-LLM) runs at most `concurrency` sequences at once
-        # (max_num_seqs) and as many as its KV cache holds: the breakdown shows the cache
-        # at that cap, and the fit test needs only one whole sequence of it (see fit.py).
-        seqs = workload.batch_size * workload.concurrency
+        # (max_num_seqs; default: the engine's, engines.py) and as many as its KV cache
+        # holds: the breakdown shows the cache at that cap, and the fit test needs only
+        # one whole sequence of it (see fit.py). hf generate: its static batch.
+        from gpuopt.jobs.estimate.engines import default_concurrency
+
+        seqs = workload.batch_size * (workload.concurrency
+                                      or default_concurrency(workload.engine, None))
         kv_b = (
             inference.KV_BYTES[workload.kv_cache_dtype]
             if workload.kv_cache_dtype
