@@ -654,9 +654,9 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
         if workload.method != "qlora":
             variants.append(("QLoRA (workload.method: qlora)",
                              workload.model_copy(update={"method": "qlora", "precision": "nf4"})))
-        if not workload.gradient_checkpointing:
+        if workload.checkpointing != "full":
             variants.append(("gradient checkpointing",
-                             workload.model_copy(update={"gradient_checkpointing": True})))
+                             workload.model_copy(update={"gradient_checkpointing": "full"})))
         for label, w in variants:
             for count in candidate_counts(arch, w, 8):
                 if check_fit(largest, count, estimate_memory(arch, w, count), w).fits:

@@ -92,8 +92,10 @@ def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> floa
     """
     forward = 2 * arch.active_params + 2 * arch.layers * workload.sequence_length * arch.q_dim
     passes = 3.0 if workload.method == "full" else 2.0
-    if workload.gradient_checkpointing:
+    if workload.checkpointing == "full":
         passes += 1.0
+    elif workload.checkpointing == "selective":
+        passes += 0.5  # every other block recomputed
     return forward * passes
 
 
