@@ -20,9 +20,11 @@ utilisation.py. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.estimate import correction
 from gpuopt.jobs.estimate.calibration import (
     Calibration,
     calibrated_memory,
@@ -31,6 +33,7 @@ from gpuopt.jobs.estimate.calibration import (
     with_config,
 )
 from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
+from gpuopt.jobs.estimate.fitted import COEFFICIENTS
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
 from gpuopt.jobs.estimate.memory.inference import KV_BYTES, mean_kv_layer_tokens
@@ -148,6 +151,7 @@ def scaling_efficiency(
 def training_runtime(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
     trainable: int | None = None, layout: str = "", flops_per_token: float | None = None,
+    coefficients: Mapping[str, float] | None = None,
 ) -> RuntimeEstimate:
     """``trainable`` and ``flops_per_token`` are the job's own figures (computed here
     when not given; a planner computes them once per job)."""
@@ -159,7 +163,8 @@ def training_runtime(
     mfu = training_mfu(arch, workload, gpu)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
-    tps = flops_per_s / flops_per_token
+    tps = flops_per_s / flops_per_token * correction.factor(
+        correction.features(workload), COEFFICIENTS if coefficients is None else coefficients)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
                            scaling=scaling, layout=layout)
 
@@ -183,6 +188,7 @@ def inference_runtime(
     memory: InferenceMemory,
     replicas: int = 1,
     layout: str = "",
+    coefficients: Mapping[str, float] | None = None,
 ) -> RuntimeEstimate:
     """``replicas`` independent engines, each tensor parallel over ``gpus`` GPUs, share the
     requests; the job ends when the busiest one does."""
@@ -207,7 +213,9 @@ def inference_runtime(
     step_s = max(step_memory_s, step_compute_s)
     steps = output * math.ceil(requests / batch)
     decode_s = steps * step_s
-    total_s = prefill_s + decode_s
+    total_s = (prefill_s + decode_s) / correction.factor(
+        correction.features(workload, gpus),
+        COEFFICIENTS if coefficients is None else coefficients)
     out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
@@ -292,7 +300,8 @@ def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
 
 def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                      estimates: EstimateCache | None = None,
-                     layout: Layout | None = None) -> RuntimeEstimate:
+                     layout: Layout | None = None,
+                     coefficients: Mapping[str, float] | None = None) -> RuntimeEstimate:
     """Hours and throughput of the whole job on ``gpus`` x ``gpu``.
 
     Inference on several GPUs takes ``layout`` (tensor parallel degree x replicas), or
@@ -303,7 +312,8 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     if workload.type == "finetune":
         return calibrated_runtime(
             training_runtime(arch, workload, gpu, gpus,
-                             layout=layouts(arch, workload, gpus)[0].name),
+                             layout=layouts(arch, workload, gpus)[0].name,
+                             coefficients=coefficients),
             cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
     if layout is None:
         best = best_layout(arch, workload, gpu, gpus, cache)
@@ -311,7 +321,7 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     mem = inference_memory(arch, workload, gpu, layout.shard, cache)
     return calibrated_runtime(
         inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
-                          layout.name),
+                          layout.name, coefficients),
         cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
 
 

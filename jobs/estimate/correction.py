@@ -1,0 +1,61 @@
+"""Throughput corrections fitted to the measurement corpus: what the roofline model
+cannot derive (how well a framework's or engine's kernels use the GPU).
+
+    tokens/s = model tokens/s x exp(sum of coefficient x feature)
+
+Features are indicators of the stack (framework or engine, adapters, fp8, compile) and
+log2 of the tensor-parallel degree for inference. The coefficients are fitted by ridge
+least squares on log(measured / model) (``fit``), toward 0 (the model unchanged), and
+stored in fitted.py by benchmarks/estimate_accuracy.py --write; the benchmark refits
+them without each source in turn to score that source (docs/estimates.md). Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from gpuopt.jobs.spec import WorkloadSpec
+
+# Ridge penalty on each coefficient (log units, rows weighted 1): with few rows a
+# feature stays near 0, i.e. the physical model, rather than one source's value.
+RIDGE = 1.0
+
+
+def features(workload: WorkloadSpec, tp: int = 1) -> dict[str, float]:
+    if workload.type == "finetune":
+        f = {"train": 1.0}
+        if workload.framework != "hf":
+            f[f"framework:{workload.framework}"] = 1.0
+        if workload.method != "full":
+            f["adapter"] = 1.0
+        if workload.fp8_training:
+            f["fp8_training"] = 1.0
+        if workload.torch_compile:
+            f["torch_compile"] = 1.0
+        return f
+    f = {f"engine:{workload.engine}": 1.0}
+    if tp > 1:
+        f["inference_log2_tp"] = math.log2(tp)
+    return f
+
+
+def factor(feats: Mapping[str, float], coefficients: Mapping[str, float]) -> float:
+    return math.exp(sum(coefficients.get(k, 0.0) * v for k, v in feats.items()))
+
+
+def fit(rows: Sequence[tuple[Mapping[str, float], float]], ridge: float = RIDGE,
+        ) -> dict[str, float]:
+    """Ridge least squares of log ratios on features: ``rows`` are (features,
+    log(measured / model)). Solved by numpy's lstsq on the augmented system."""
+    import numpy as np
+
+    names = sorted({k for feats, _ in rows for k in feats})
+    if not names:
+        return {}
+    x = np.array([[feats.get(n, 0.0) for n in names] for feats, _ in rows], dtype=float)
+    y = np.array([target for _, target in rows], dtype=float)
+    aug_x = np.vstack([x, math.sqrt(ridge) * np.eye(len(names))])
+    aug_y = np.concatenate([y, np.zeros(len(names))])
+    coef, *_ = np.linalg.lstsq(aug_x, aug_y, rcond=None)
+    return {n: round(float(c), 6) for n, c in zip(names, coef, strict=True)}

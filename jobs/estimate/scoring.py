@@ -1,0 +1,140 @@
+"""Scoring the estimate against the measurement corpus, out of sample.
+
+Memory: the model's figure of the same kind as the measurement (allocated: tensors
+only; reserved: + the caching allocator's slack; nvidia-smi: + the CUDA context), as
+estimate / measured - 1. Throughput: estimate / measured, with the correction
+coefficients fitted without the row's source (leave one source out). Pure but for the
+corpus it is handed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpuopt.jobs.estimate import correction
+from gpuopt.jobs.estimate.corpus import Measurement
+from gpuopt.jobs.estimate.fit import Layout
+from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.memory.constants import ALLOCATOR_OVERHEAD
+from gpuopt.jobs.estimate.runtime import estimate_runtime
+from gpuopt.providers.hardware import GPUS
+
+GENERATIONS = {"T4": "Turing", "V100": "Volta", "A10": "Ampere", "A10G": "Ampere",
+               "A100-40GB": "Ampere", "A100-80GB": "Ampere", "A100-80GB-PCIe": "Ampere",
+               "RTX3090": "Ampere", "RTXA6000": "Ampere", "L4": "Ada", "L40": "Ada",
+               "L40S": "Ada", "RTX4090": "Ada", "RTX4060Ti-16GB": "Ada",
+               "RTX6000-Ada": "Ada", "H100": "Hopper", "H100-PCIe": "Hopper",
+               "H100-NVL": "Hopper", "H200": "Hopper", "B200": "Blackwell"}
+
+
+def generation(gpu: str) -> str:
+    return GENERATIONS.get(gpu, "other")
+
+
+def memory_estimate(m: Measurement) -> float:
+    """The model's bytes per GPU, of the measurement's kind."""
+    assert m.workload is not None
+    shard = m.tp if m.workload.type == "inference" else m.count
+    est = estimate_memory(m.architecture(), m.workload, shard)
+    c = est.components
+    est_bytes = float(est.total_bytes)
+    alloc = float(c["allocator"])
+    if m.excludes_kv:  # an engine's profile without the cache it sizes to what is left
+        est_bytes -= c["kv_cache"] * (1 + ALLOCATOR_OVERHEAD)
+        alloc -= c["kv_cache"] * ALLOCATOR_OVERHEAD
+    if m.memory_kind == "allocated":
+        return est_bytes - alloc - c["cuda_context"]
+    if m.memory_kind == "reserved":
+        return est_bytes - c["cuda_context"]
+    return est_bytes
+
+
+def model_tps(m: Measurement, coefficients: Mapping[str, float]) -> float:
+    """The model's tokens/s for the row with these correction coefficients."""
+    assert m.workload is not None
+    gpu = GPUS[m.gpu]
+    layout = None
+    if m.workload.type == "inference":
+        reps = m.count // m.tp
+        layout = Layout(m.tp, reps, f"TP{m.tp}")
+    return estimate_runtime(m.architecture(), m.workload, gpu, m.count, layout=layout,
+                            coefficients=coefficients).tokens_per_second
+
+
+def training_rows(rows: Iterable[Measurement]) -> list[tuple[Mapping[str, float], float]]:
+    """(features, log(measured / uncorrected model)) of every throughput row."""
+    out: list[tuple[Mapping[str, float], float]] = []
+    for m in rows:
+        if m.unexpressed or m.tokens_per_second is None or m.workload is None:
+            continue
+        base = model_tps(m, {})
+        if base > 0:
+            out.append((correction.features(m.workload, m.tp),
+                        math.log(m.tokens_per_second / base)))
+    return out
+
+
+def fit_without(rows: Sequence[Measurement], held_out: str | None) -> dict[str, float]:
+    return correction.fit(training_rows(r for r in rows if r.source != held_out))
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    m: Measurement
+    memory_error: float | None  # estimate / measured - 1
+    throughput_ratio: float | None  # estimate / measured
+
+
+def score(rows: Sequence[Measurement], held_out_fit: bool = True) -> list[Scored]:
+    """Every expressible row, its throughput scored with coefficients fitted without
+    its source (``held_out_fit``) or with all rows (in-sample)."""
+    fits: dict[str, dict[str, float]] = {}
+    out = []
+    for m in rows:
+        if m.unexpressed or m.workload is None:
+            continue
+        mem = None
+        if m.memory_bytes:
+            mem = memory_estimate(m) / m.memory_bytes - 1
+        tps = None
+        if m.tokens_per_second:
+            key = m.source if held_out_fit else ""
+            if key not in fits:
+                fits[key] = fit_without(rows, m.source if held_out_fit else None)
+            tps = model_tps(m, fits[key]) / m.tokens_per_second
+        out.append(Scored(m, mem, tps))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    group: str
+    memory_rows: int
+    memory_median_abs: float | None
+    memory_worst_under: float | None  # most negative error
+    memory_worst_over: float | None
+    tps_rows: int
+    tps_median: float | None
+    tps_worst: float | None  # the ratio furthest from 1 (by log)
+
+
+def summarise(group: str, scored: Sequence[Scored]) -> Summary:
+    mem = [s.memory_error for s in scored if s.memory_error is not None]
+    tps = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
+    return Summary(
+        group, len(mem),
+        statistics.median(abs(e) for e in mem) if mem else None,
+        min(mem) if mem else None, max(mem) if mem else None,
+        len(tps), statistics.median(tps) if tps else None,
+        max(tps, key=lambda r: abs(math.log(r))) if tps else None)
+
+
+def quantiles(ratios: Sequence[float]) -> tuple[float, float]:
+    """p10 and p90 of held-out ratios (the interval an estimate carries)."""
+    if len(ratios) < 2:
+        return (1.0, 1.0)
+    qs = statistics.quantiles(sorted(ratios), n=10, method="inclusive")
+    return (qs[0], qs[-1])
