@@ -17,3 +17,8 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'torch_compile': 0.457484,
     'train': -0.131958,
 })
+# p10 / p90 of held-out estimate / measured throughput, by workload type
+RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    'finetune': (0.206, 1.998),
+    'inference': (0.737, 1.45),
+})
