@@ -22,7 +22,13 @@ from gpuopt.jobs.spec import WorkloadSpec
 RIDGE = 1.0
 
 
+SERVING_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
+
+
 def features(workload: WorkloadSpec, tp: int = 1) -> dict[str, float]:
+    """Shared terms first (what a held-out stack still gets from the others), then the
+    stack's own: training / serving intercepts; adapters, fp8, compile; each framework
+    or engine; quantized weights in generate; log2 of the inference TP degree."""
     if workload.type == "finetune":
         f = {"train": 1.0}
         if workload.framework != "hf":
@@ -34,7 +40,12 @@ def features(workload: WorkloadSpec, tp: int = 1) -> dict[str, float]:
         if workload.torch_compile:
             f["torch_compile"] = 1.0
         return f
-    f = {f"engine:{workload.engine}": 1.0}
+    if workload.engine in SERVING_ENGINES:
+        f = {"serving": 1.0, f"engine:{workload.engine}": 1.0}
+    else:
+        f = {"engine:hf": 1.0}
+        if workload.weight_precision in ("nf4", "int4", "int8"):
+            f["generate_bitsandbytes"] = 1.0  # dequantizes every weight, every token
     if tp > 1:
         f["inference_log2_tp"] = math.log2(tp)
     return f

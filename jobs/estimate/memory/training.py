@@ -246,8 +246,9 @@ def activation_bytes(
         kept = half * block_input + (arch.layers - half) * per_layer
     else:
         kept = arch.layers * per_layer
-    if offload:
-        kept = min(kept, OFFLOADED_RESIDENT_BLOCKS * per_layer)
+    if offload:  # what is kept streams to the host: a couple of blocks' worth stay
+        unit = block_input if mode == "full" else per_layer
+        kept = min(kept, OFFLOADED_RESIDENT_BLOCKS * unit)
     return kept + per_layer  # + the block being (re)computed / back-propagated
 
 
