@@ -64,21 +64,68 @@ def model_tps(m: Measurement, coefficients: Mapping[str, float]) -> float:
                             coefficients=coefficients).tokens_per_second
 
 
-def training_rows(rows: Iterable[Measurement]) -> list[tuple[Mapping[str, float], float]]:
-    """(features, log(measured / uncorrected model)) of every throughput row."""
-    out: list[tuple[Mapping[str, float], float]] = []
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One throughput row for the fit: log(measured / uncorrected model)."""
+
+    source: str
+    features: Mapping[str, float]
+    log_ratio: float
+
+
+def samples(rows: Iterable[Measurement]) -> list[Sample]:
+    out: list[Sample] = []
     for m in rows:
         if m.unexpressed or m.tokens_per_second is None or m.workload is None:
             continue
         base = model_tps(m, {})
         if base > 0:
-            out.append((correction.features(m.workload, m.tp),
-                        math.log(m.tokens_per_second / base)))
+            out.append(Sample(m.source, correction.features(m.workload, m.tp),
+                              math.log(m.tokens_per_second / base)))
     return out
 
 
-def fit_without(rows: Sequence[Measurement], held_out: str | None) -> dict[str, float]:
-    return correction.fit(training_rows(r for r in rows if r.source != held_out))
+def _fit(train: Sequence[Sample], ridge: float) -> dict[str, float]:
+    return correction.fit([(s.features, s.log_ratio) for s in train], ridge)
+
+
+def _residual(s: Sample, coefficients: Mapping[str, float]) -> float:
+    """log(estimate / measured) of a sample under these coefficients."""
+    return sum(coefficients.get(k, 0.0) * v for k, v in s.features.items()) - s.log_ratio
+
+
+def select_ridge(train: Sequence[Sample]) -> float:
+    """The ridge penalty (correction.RIDGE_GRID) whose leave-one-source-out error over
+    ``train`` is least: every source weighs the same (its rows' mean squared log
+    error), so a large table does not choose for the rest."""
+    names = sorted({s.source for s in train})
+    if len(names) < 2:
+        return correction.RIDGE
+    best: tuple[float, float] | None = None
+    for ridge in correction.RIDGE_GRID:
+        total = 0.0
+        for name in names:
+            coef = _fit([s for s in train if s.source != name], ridge)
+            held = [_residual(s, coef) ** 2 for s in train if s.source == name]
+            total += sum(held) / len(held)
+        if best is None or total < best[0]:
+            best = (total, ridge)
+    assert best is not None
+    return best[1]
+
+
+def fit_samples(train: Sequence[Sample]) -> tuple[dict[str, float], float]:
+    """Coefficients fitted on ``train`` with the penalty chosen on ``train`` alone."""
+    ridge = select_ridge(train)
+    return _fit(train, ridge), ridge
+
+
+def fit_without(rows: Sequence[Measurement], held_out: str | None,
+                pool: Sequence[Sample] | None = None) -> dict[str, float]:
+    """The coefficients fitted (penalty included) without ``held_out``'s rows."""
+    train = [s for s in (pool if pool is not None else samples(rows))
+             if s.source != held_out]
+    return fit_samples(train)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +136,9 @@ class Scored:
 
 
 def score(rows: Sequence[Measurement], held_out_fit: bool = True) -> list[Scored]:
-    """Every expressible row, its throughput scored with coefficients fitted without
-    its source (``held_out_fit``) or with all rows (in-sample)."""
+    """Every expressible row, its throughput scored with coefficients fitted (and their
+    penalty chosen) without its source (``held_out_fit``), or with all rows."""
+    pool = samples(rows)
     fits: dict[str, dict[str, float]] = {}
     out = []
     for m in rows:
@@ -103,7 +151,7 @@ def score(rows: Sequence[Measurement], held_out_fit: bool = True) -> list[Scored
         if m.tokens_per_second:
             key = m.source if held_out_fit else ""
             if key not in fits:
-                fits[key] = fit_without(rows, m.source if held_out_fit else None)
+                fits[key] = fit_without(rows, m.source if held_out_fit else None, pool)
             tps = model_tps(m, fits[key]) / m.tokens_per_second
         out.append(Scored(m, mem, tps))
     return out
