@@ -47,6 +47,8 @@ class PlannedJob:
     offers_source: str  # "store" or "snapshot"
     snapshot_as_of: date | None
     offer_count: int
+    # the knobs off in the job that would make it fit, or fit cheaper (fit_advice.py)
+    advice: tuple[str, ...] = ()
 
 
 def placement_context(
@@ -93,6 +95,7 @@ def plan_spec(
     **overrides: object,
 ) -> PlannedJob:
     from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.policies.fit_advice import knob_advice
     from gpuopt.policies.placement import plan_job
 
     if "calibration" not in overrides:  # what finished attempts measured (issue 17)
@@ -101,7 +104,8 @@ def plan_spec(
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
     )
-    return PlannedJob(plan_job(spec, index, ctx), source, as_of, count)
+    plan = plan_job(spec, index, ctx)
+    return PlannedJob(plan, source, as_of, count, knob_advice(spec, index, ctx, plan))
 
 
 # -- the next attempt of a job (the reconcile loop) ------------------------------------

@@ -31,7 +31,12 @@ from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.calibration import Calibration
 from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
 from gpuopt.jobs.estimate.memory import estimate_memory
-from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
+from gpuopt.jobs.estimate.runtime import (
+    EstimateCache,
+    RuntimeEstimate,
+    best_layout,
+    hours_interval,
+)
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
@@ -95,6 +100,13 @@ class Candidate:
     reason: str = ""
 
     @property
+    def cost_range(self) -> tuple[Decimal, Decimal]:
+        """Expected cost at the p10 and p90 of the runtime estimate's held-out error."""
+        lo, hi = hours_interval(self.runtime.kind)
+        return (self.expected_cost * Decimal(repr(lo))).quantize(CENT), (
+            self.expected_cost * Decimal(repr(hi))).quantize(CENT)
+
+    @property
     def risk_level(self) -> str:
         """none (not spot) | low | medium | high, by the expected preemptions."""
         if self.offer.market is not Market.SPOT:
@@ -123,6 +135,8 @@ class Candidate:
             "est_hours": round(self.est_hours, 4),
             "expected_hours": round(self.expected_hours, 4),
             "expected_cost": float(self.expected_cost),
+            "expected_cost_p10": float(self.cost_range[0]),
+            "expected_cost_p90": float(self.cost_range[1]),
             "expected_preemptions": round(self.expected_preemptions, 3),
             "risk": self.risk,
             "risk_source": self.hazard_source,
@@ -328,6 +342,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
+    slow = max(1.0, hours_interval(workload.type)[1])
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
     allowed, everywhere = offer_filter(spec, ctx)
@@ -341,7 +356,9 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                             owned, everywhere)
         found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
         searched[name] = found
-        configs += [c for c in found.configs if hours_left is None or c.hours <= hours_left]
+        # the deadline is checked at the pessimistic end of the estimate (its p90)
+        configs += [c for c in found.configs
+                    if hours_left is None or c.hours * slow <= hours_left]
     configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
 
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
@@ -366,7 +383,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
         for market in market_order:
             spot = market is Market.SPOT
             if spot and hours_left is not None and ctx.spot_slack_check and (
-                    hours + lost + ctx.restart_overhead_hours > hours_left):
+                    hours * slow + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
@@ -584,11 +601,13 @@ def _binding_constraint(
         return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
                 f"cap ${cap}/h")
     if hours_left is not None:
-        if cfg.hours > hours_left:
+        slow = max(1.0, hours_interval(spec.workload.type)[1])
+        if cfg.hours * slow > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
-                    f"on {name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
+                    f"({cfg.hours * slow:.1f} h at the p90 of the estimate's error) on "
+                    f"{name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
         if offer.market is Market.SPOT and (
-                cfg.hours + lost + ctx.restart_overhead_hours > hours_left):
+                cfg.hours * slow + lost + ctx.restart_overhead_hours > hours_left):
             return "spot: no slack for a preemption before the deadline"
     return "avoided after repeated preemptions" if avoided else "no placement within the limits"
 

@@ -83,6 +83,16 @@ class RuntimeEstimate:
     batch: int | None = None  # inference: sequences decoded together (per replica)
     layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
     source: str = "model"  # or "measured (N runs)" (jobs/estimate/calibration.py)
+    kind: str = "finetune"  # or "inference"
+
+
+def hours_interval(kind: str) -> tuple[float, float]:
+    """Factors on estimated hours for the p10 and p90 of what runs like it take: the
+    held-out estimate/measured throughput ratios of the corpus (fitted.RATIO_INTERVALS;
+    real hours = estimated hours x that ratio)."""
+    from gpuopt.jobs.estimate.fitted import RATIO_INTERVALS
+
+    return RATIO_INTERVALS.get(kind, (1.0, 1.0))
 
 
 def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -219,7 +229,7 @@ def inference_runtime(
     out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
-                           scaling=tp_eff, batch=batch, layout=layout)
+                           scaling=tp_eff, batch=batch, layout=layout, kind="inference")
 
 
 class EstimateCache:

@@ -66,6 +66,7 @@ def plan(
             "frontier": [c.to_json() for c in plan.frontier],
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
+            "advice": list(planned.advice),
         }, indent=2))
         if not plan.candidates:
             raise typer.Exit(3)
@@ -112,6 +113,9 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(escape(line), style="dim")
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
+        lo, hi = plan.best.cost_range
+        console.print(f"expected ${plan.best.expected_cost:,.2f}, likely ${lo:,.2f} to "
+                      f"${hi:,.2f} (p10-p90 of the estimate's held-out error)", style="dim")
         print_frontier(plan)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
@@ -119,6 +123,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
     if plan.nearest_miss:
         console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
+    for line in planned.advice:
+        console.print(f"[bold]Would fit:[/] {escape(line)}", soft_wrap=True)
 
 
 def measured_notes(plan: Plan) -> list[str]:

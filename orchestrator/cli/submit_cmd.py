@@ -161,7 +161,8 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
 def _why(planned: PlannedJob) -> str:
     plan = planned.plan
     if plan.nearest_miss:
-        return plan.nearest_miss
+        advice = "; ".join(planned.advice)
+        return plan.nearest_miss + (f"; {advice}" if advice else "")
     reasons = "; ".join(f"{e.gpu}: {e.reason}" for e in plan.excluded)
     return reasons or "no offer matches the job's resources"
 
