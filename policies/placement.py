@@ -604,8 +604,8 @@ def _binding_constraint(
         slow = max(1.0, hours_interval(spec.workload.type)[1])
         if cfg.hours * slow > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
-                    f"({cfg.hours * slow:.1f} h at the p90 of the estimate's error) on "
-                    f"{name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
+                    f"(p90 {cfg.hours * slow:.1f} h) on {name} x{cfg.fit.count}, "
+                    f"{max(hours_left, 0.0):.1f} h left")
         if offer.market is Market.SPOT and (
                 cfg.hours * slow + lost + ctx.restart_overhead_hours > hours_left):
             return "spot: no slack for a preemption before the deadline"

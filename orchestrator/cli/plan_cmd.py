@@ -114,8 +114,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
         lo, hi = plan.best.cost_range
-        console.print(f"expected ${plan.best.expected_cost:,.2f}, likely ${lo:,.2f} to "
-                      f"${hi:,.2f} (p10-p90 of the estimate's held-out error)", style="dim")
+        console.print(f"expected ${plan.best.expected_cost:,.2f}; p10-p90 of the "
+                      f"estimate's error: ${lo:,.2f} to ${hi:,.2f}", style="dim")
         print_frontier(plan)
     if plan.excluded:
         console.print("[bold]Left out:[/]")

@@ -383,7 +383,7 @@ def test_the_deadline_is_checked_at_the_pessimistic_end_of_the_estimate() -> Non
     plan = plan_job(_spot_vs_od_spec(between), OfferIndex.build(offers),
                     ctx(deadline_at=NOW + timedelta(hours=between)))
     assert not plan.candidates
-    assert "p90" in plan.excluded[0].reason
+    assert "(p90 " in plan.excluded[0].reason
     roomy = hours * slow * 1.01
     plan = plan_job(_spot_vs_od_spec(roomy), OfferIndex.build(offers),
                     ctx(deadline_at=NOW + timedelta(hours=roomy)))
