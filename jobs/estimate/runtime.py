@@ -66,6 +66,8 @@ DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
 # (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
 TP_EFFICIENCY_PER_DOUBLING = 0.9
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
+# bitsandbytes' formats, as transformers' and litgpt's generate run them
+BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,8 +218,15 @@ def inference_runtime(
     # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
     quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
+    weight_traffic = memory.weight_bytes
+    if workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT:
+        # transformers / litgpt over bitsandbytes: each linear's weight is dequantized to
+        # a 16-bit copy that is written and read back (memory/weights.py,
+        # dequant_workspace_bytes): 2 x 2 bytes a weight more, at 16-bit efficiency
+        weight_traffic += 4.0 * arch.linear_params() / gpus
+        bw_eff = DECODE_BW_EFFICIENCY_16BIT
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
-    step_bytes = memory.weight_bytes + batch * memory.kv_bytes_per_sequence
+    step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
     step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
     step_s = max(step_memory_s, step_compute_s)

@@ -96,7 +96,7 @@ def _residual(s: Sample, coefficients: Mapping[str, float]) -> float:
 
 def select_ridge(train: Sequence[Sample]) -> float:
     """The ridge penalty (correction.RIDGE_GRID) whose leave-one-source-out error over
-    ``train`` is least: every source weighs the same (its rows' mean squared log
+    ``train`` is least: every source weighs the same (its rows' mean absolute log
     error), so a large table does not choose for the rest."""
     names = sorted({s.source for s in train})
     if len(names) < 2:
@@ -106,7 +106,7 @@ def select_ridge(train: Sequence[Sample]) -> float:
         total = 0.0
         for name in names:
             coef = _fit([s for s in train if s.source != name], ridge)
-            held = [_residual(s, coef) ** 2 for s in train if s.source == name]
+            held = [abs(_residual(s, coef)) for s in train if s.source == name]
             total += sum(held) / len(held)
         if best is None or total < best[0]:
             best = (total, ridge)
