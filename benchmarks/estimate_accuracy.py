@@ -17,8 +17,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gpuopt.jobs.corpus_files import load_corpus
 from gpuopt.jobs.estimate import scoring
-from gpuopt.jobs.estimate.corpus import load_corpus, sources
+from gpuopt.jobs.estimate.corpus import sources
 
 FITTED = Path(__file__).resolve().parent.parent / "jobs" / "estimate" / "fitted.py"
 

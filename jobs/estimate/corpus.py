@@ -1,8 +1,9 @@
 """The measurement corpus: published peak memory and throughput with provenance, one
-TOML file per source in jobs/estimate/measurements/, and what the model says of each row.
+TOML file per source in jobs/estimate/measurements/, parsed into rows. Pure: the files
+are read by jobs/corpus_files.py and their text handed in.
 
-Read by the fit (correction.py's coefficients, fitted by benchmarks/estimate_accuracy.py)
-and by the tests that score held-out rows. Reading the files is the only I/O here.
+Used by the fit (correction.py's coefficients, fitted by benchmarks/estimate_accuracy.py)
+and by the tests that score held-out rows.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES, Architecture
@@ -18,10 +18,6 @@ from gpuopt.jobs.spec import WorkloadSpec
 
 GIB = 1024**3
 MEMORY_KINDS = ("allocated", "reserved", "nvidia-smi")
-
-
-def corpus_dir() -> Path:
-    return Path(__file__).with_name("measurements")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +90,6 @@ def parse_source(text: str, name: str) -> tuple[Measurement, ...]:
             memory_bytes=mem, memory_kind=kind,
             excludes_kv=bool(raw.get("memory_excludes_kv", False)), unexpressed=why))
     return tuple(out)
-
-
-def load_corpus(directory: Path | None = None) -> tuple[Measurement, ...]:
-    rows: list[Measurement] = []
-    for path in sorted((directory or corpus_dir()).glob("*.toml")):
-        rows.extend(parse_source(path.read_text(encoding="utf-8"), path.name))
-    return tuple(rows)
 
 
 def sources(rows: tuple[Measurement, ...]) -> tuple[str, ...]:

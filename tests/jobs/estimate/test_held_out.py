@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuopt.jobs.corpus_files import load_corpus
 from gpuopt.jobs.estimate import fitted, scoring
-from gpuopt.jobs.estimate.corpus import load_corpus, parse_source, sources
+from gpuopt.jobs.estimate.corpus import parse_source, sources
 
 ROWS = load_corpus()
 # Scored here with coefficients fitted on every other source: TensorRT-LLM's table
