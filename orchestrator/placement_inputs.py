@@ -64,6 +64,7 @@ def placement_context(
         "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
     overrides.setdefault(
         "restart_overhead_hours", settings.placement.restart_overhead / timedelta(hours=1))
+    overrides.setdefault("pessimistic_deadline", settings.placement.deadline_at_p90)
     return PlacementContext(
         now=now,
         deadline_at=deadline_at,

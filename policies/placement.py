@@ -85,6 +85,9 @@ class PlacementContext:
     # whose spot / on-demand choice the deadline spot policy makes (policies.next_attempt):
     # its exact safety net (policies.spot.slack) decides when spot is still safe.
     spot_slack_check: bool = True
+    # Deadlines are checked at the p90 of the runtime estimate's held-out error
+    # (jobs/estimate/runtime.hours_interval); off where runs take their estimate exactly.
+    pessimistic_deadline: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +345,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
-    slow = max(1.0, hours_interval(workload.type)[1])
+    slow = max(1.0, hours_interval(workload.type)[1]) if ctx.pessimistic_deadline else 1.0
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
     allowed, everywhere = offer_filter(spec, ctx)
@@ -601,7 +604,8 @@ def _binding_constraint(
         return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
                 f"cap ${cap}/h")
     if hours_left is not None:
-        slow = max(1.0, hours_interval(spec.workload.type)[1])
+        slow = (max(1.0, hours_interval(spec.workload.type)[1]) if ctx.pessimistic_deadline
+                else 1.0)
         if cfg.hours * slow > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
                     f"(p90 {cfg.hours * slow:.1f} h) on {name} x{cfg.fit.count}, "
