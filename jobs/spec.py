@@ -49,9 +49,45 @@ from gpuopt.providers.hardware import GPUS, canonical_gpu
 # names them, Q4_K_M, or in lower case). Sources: jobs/estimate/memory/constants.py.
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "gptq", "awq",
                     "q4_k_m", "q5_k_m", "q6_k", "q8_0", "iq4_xs"]
-Optimizer = Literal["adamw", "adamw8bit", "paged_adamw8bit", "sgd", "adafactor"]
+Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw_8bit", "paged_adamw_32bit", "sgd",
+                    "adafactor"]
+# bitsandbytes' class names without the underscore, as earlier job files wrote them
+_OPTIMIZER_ALIASES = {"adamw8bit": "adamw_8bit", "paged_adamw8bit": "paged_adamw_8bit",
+                      "paged_adamw32bit": "paged_adamw_32bit"}
+Checkpointing = Literal["none", "selective", "full"]
+Offload = Literal["none", "optimizer", "params", "activations"]
+Loss = Literal["full", "chunked", "fused"]
 KvDtype = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
-Framework = Literal["hf", "torchtune", "litgpt", "llm-foundry", "megatron", "deepspeed"]
+Framework = Literal["hf", "torchtune", "litgpt", "llm-foundry", "megatron", "deepspeed",
+                    "torchtitan", "nemo", "unsloth"]
+
+
+def _optimizer(value: object) -> object:
+    value = _lower(value)
+    return _OPTIMIZER_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+def _checkpointing(value: object) -> object:
+    """true / false as before (full recomputation / none), or the mode."""
+    if isinstance(value, bool):
+        return "full" if value else "none"
+    return _lower(value)
+
+
+# What each framework does when the job does not say (cited where the default lives):
+# - loss: torchtune's recipes use CEWithChunkedOutputLoss (recipes/configs/*: `loss:
+#   _component_: torchtune.modules.loss.CEWithChunkedOutputLoss`, 8 chunks); litgpt
+#   computes chunked_cross_entropy (litgpt/utils.py, chunk_size=128); Unsloth fuses the
+#   lm_head with the loss (unsloth "fused_cross_entropy" / cut cross entropy); HF
+#   Trainer, DeepSpeed, torchtitan, NeMo/Megatron and llm-foundry compute full logits.
+# - master weights: torchtune (`dtype: bf16`, training.get_dtype) and litgpt
+#   (`--precision bf16-true` when the GPU supports bf16) train pure bf16 with no fp32
+#   copy; HF Trainer (bf16=True is autocast over fp32 weights), DeepSpeed, torchtitan
+#   (FSDP2 MixedPrecisionPolicy(param_dtype=bf16) over fp32 parameters), NeMo/Megatron
+#   (fp32 main params in the distributed optimizer), llm-foundry and Unsloth keep them.
+CHUNKED_LOSS_FRAMEWORKS = frozenset({"torchtune", "litgpt"})
+FUSED_LOSS_FRAMEWORKS = frozenset({"unsloth"})
+PURE_BF16_FRAMEWORKS = frozenset({"torchtune", "litgpt"})
 
 
 def _lower(value: object) -> object:
@@ -291,8 +327,23 @@ class WorkloadSpec(_Strict):
     method: Literal["full", "lora", "qlora"] = "full"
     lora_rank: int = Field(default=8, ge=1, le=65536)
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")  # PEFT's default for Llama
-    optimizer: Optimizer = "adamw"
-    gradient_checkpointing: bool = False
+    optimizer: Annotated[Optimizer, BeforeValidator(_optimizer)] = "adamw"
+    # none; selective (torchtitan's default AC mode: every other block recomputed); full
+    # (every block; `true` means this)
+    gradient_checkpointing: Annotated[Checkpointing, BeforeValidator(_checkpointing)] = "none"
+    # The loss over the vocabulary: full logits, chunked (torchtune, litgpt) or fused
+    # with the lm_head (Liger, Unsloth); None: the framework's default (above)
+    loss: Loss | None = None
+    # fp32 master weights under 16-bit training; None: the framework's default (above)
+    master_weights: bool | None = None
+    # The optimizer step runs inside backward, one parameter at a time, so no whole set
+    # of gradients is ever held (torchtune optimizer_in_bwd)
+    optimizer_in_backward: bool = False
+    # What is kept in CPU memory: optimizer states (ZeRO-Offload, torchtune's fused CPU
+    # offload), parameters (FSDP / ZeRO-3 offload: with their states), or activations
+    # (torchtune enable_activation_offloading, Unsloth's offloaded checkpointing)
+    offload: Offload = "none"
+    torch_compile: bool = False
     zero_stage: int = Field(default=0, ge=0, le=3)
     fsdp: bool = False
     tokens: TokenCount | None = None
@@ -319,9 +370,16 @@ class WorkloadSpec(_Strict):
     # Inference (prompt_tokens and output_tokens are required for type: inference)
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     output_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
-    # The most sequences the engine runs at once (vLLM max_num_seqs); it runs as many as
-    # its KV cache holds.
-    concurrency: int = Field(default=1, ge=1, le=1_000_000)
+    # The engine that runs it (jobs/estimate/engines.py): vllm (default), sglang,
+    # tensorrt-llm, or hf (transformers generate: static batches of `batch_size`).
+    engine: Literal["vllm", "sglang", "tensorrt-llm", "hf"] = "vllm"
+    # The engine's share of each GPU (vLLM gpu_memory_utilization, SGLang
+    # mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction); None: the engine's
+    # default (engines.py).
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    # The most sequences the engine runs at once (vLLM max_num_seqs); None: the engine's
+    # default (engines.py). It runs as many as its KV cache holds.
+    concurrency: int | None = Field(default=None, ge=1, le=1_000_000)
     requests: int | None = Field(default=None, ge=1, le=10**15)
     kv_cache_dtype: KvDtype | None = None
     # Tokens the engine schedules per step (vLLM max_num_batched_tokens); None: the
@@ -351,7 +409,8 @@ class WorkloadSpec(_Strict):
         if self.type == "inference":
             train_only = {"method", "lora_rank", "lora_targets", "optimizer",
                           "gradient_checkpointing", "zero_stage", "fsdp", "tokens", "epochs",
-                          "dataset_tokens", "framework"} & set_
+                          "dataset_tokens", "framework", "loss", "master_weights",
+                          "optimizer_in_backward", "offload", "torch_compile"} & set_
             if train_only:
                 raise ValueError(f"{', '.join(sorted(train_only))} only apply to type: finetune")
             missing = [k for k in ("prompt_tokens", "output_tokens") if getattr(self, k) is None]
@@ -362,14 +421,18 @@ class WorkloadSpec(_Strict):
                 )
             return self
         infer_only = {"prompt_tokens", "output_tokens", "concurrency", "requests",
-                      "kv_cache_dtype", "max_batched_tokens"} & set_
+                      "kv_cache_dtype", "max_batched_tokens", "engine",
+                      "gpu_memory_utilization"} & set_
         if infer_only:
             raise ValueError(f"{', '.join(sorted(infer_only))} only apply to type: inference")
         if self.zero_stage and self.fsdp:
             raise ValueError("choose zero_stage or fsdp: true, not both")
+        if self.offload == "params" and not (self.fsdp or self.zero_stage == 3):
+            raise ValueError("offload: params needs sharded parameters: fsdp: true or "
+                             "zero_stage: 3")
         if self.method == "qlora" and self.precision not in (None, "nf4", "int4"):
             raise ValueError("method qlora trains on a 4-bit base: precision must be nf4 or int4")
-        if self.method == "full" and self.precision in QUANTIZED:
+        if self.method == "full" and self.precision in QUANTIZED - {"fp8"}:
             raise ValueError(
                 f"full fine-tuning cannot update {self.precision} weights: use bf16/fp16/fp32, "
                 "or method: qlora / lora"
@@ -394,7 +457,10 @@ class WorkloadSpec(_Strict):
             if self.group_size == 0 or self.group_size < -1:
                 raise ValueError("group_size must be a positive number of weights, or -1 "
                                  "(one group per channel)")
-        if self.type == "finetune" and p in QUANTIZED - TRAINABLE_BASES:
+        if self.type == "finetune" and p == "fp8" and self.method == "qlora":
+            raise ValueError("precision fp8 trains in fp8 (TransformerEngine, torchao) over "
+                             "bf16 weights: use method full or lora")
+        if self.type == "finetune" and p in QUANTIZED - TRAINABLE_BASES - {"fp8"}:
             kind = "GGUF (llama.cpp)" if p in GGUF_TYPES else "fp8"
             raise ValueError(f"precision {p}: {kind} weights are for inference; fine-tune "
                              "from bf16 weights, or use nf4 / int4 (qlora) or gptq / awq "
@@ -405,6 +471,34 @@ class WorkloadSpec(_Strict):
     def compute_precision(self) -> str:
         """The precision the matmuls run at (see memory/weights.compute_precision)."""
         return _compute_precision(self.weight_precision)
+
+    @property
+    def checkpointing(self) -> str:
+        return self.gradient_checkpointing
+
+    @property
+    def loss_kind(self) -> str:
+        if self.loss is not None:
+            return self.loss
+        if self.framework in CHUNKED_LOSS_FRAMEWORKS:
+            return "chunked"
+        return "fused" if self.framework in FUSED_LOSS_FRAMEWORKS else "full"
+
+    @property
+    def keeps_master_weights(self) -> bool:
+        if self.master_weights is not None:
+            return self.master_weights
+        return self.framework not in PURE_BF16_FRAMEWORKS
+
+    @property
+    def fp8_training(self) -> bool:
+        """fp8 matmuls over bf16 weights (TransformerEngine / torchao float8)."""
+        return self.type == "finetune" and self.precision == "fp8"
+
+    @property
+    def stored_precision(self) -> str:
+        """The precision the weights are held in: fp8 training keeps bf16 weights."""
+        return "bf16" if self.fp8_training else self.weight_precision
 
     @property
     def weight_precision(self) -> str:

@@ -47,6 +47,8 @@ class PlannedJob:
     offers_source: str  # "store" or "snapshot"
     snapshot_as_of: date | None
     offer_count: int
+    # the knobs off in the job that would make it fit, or fit cheaper (fit_advice.py)
+    advice: tuple[str, ...] = ()
 
 
 def placement_context(
@@ -62,6 +64,7 @@ def placement_context(
         "clouds", frozenset(settings.clouds.enabled) if settings.clouds.enabled else None)
     overrides.setdefault(
         "restart_overhead_hours", settings.placement.restart_overhead / timedelta(hours=1))
+    overrides.setdefault("pessimistic_deadline", settings.placement.deadline_at_p90)
     return PlacementContext(
         now=now,
         deadline_at=deadline_at,
@@ -93,6 +96,7 @@ def plan_spec(
     **overrides: object,
 ) -> PlannedJob:
     from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.policies.fit_advice import knob_advice
     from gpuopt.policies.placement import plan_job
 
     if "calibration" not in overrides:  # what finished attempts measured (issue 17)
@@ -101,7 +105,8 @@ def plan_spec(
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
     )
-    return PlannedJob(plan_job(spec, index, ctx), source, as_of, count)
+    plan = plan_job(spec, index, ctx)
+    return PlannedJob(plan, source, as_of, count, knob_advice(spec, index, ctx, plan))
 
 
 # -- the next attempt of a job (the reconcile loop) ------------------------------------

@@ -31,7 +31,12 @@ from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.calibration import Calibration
 from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
 from gpuopt.jobs.estimate.memory import estimate_memory
-from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
+from gpuopt.jobs.estimate.runtime import (
+    EstimateCache,
+    RuntimeEstimate,
+    best_layout,
+    hours_interval,
+)
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
@@ -80,6 +85,9 @@ class PlacementContext:
     # whose spot / on-demand choice the deadline spot policy makes (policies.next_attempt):
     # its exact safety net (policies.spot.slack) decides when spot is still safe.
     spot_slack_check: bool = True
+    # Deadlines are checked at the p90 of the runtime estimate's held-out error
+    # (jobs/estimate/runtime.hours_interval); off where runs take their estimate exactly.
+    pessimistic_deadline: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,13 @@ class Candidate:
     expected_preemptions: float
     hazard_source: str  # "cloud advisor" | "observed" | "default" | "" (not spot)
     reason: str = ""
+
+    @property
+    def cost_range(self) -> tuple[Decimal, Decimal]:
+        """Expected cost at the p10 and p90 of the runtime estimate's held-out error."""
+        lo, hi = hours_interval(self.runtime.kind)
+        return (self.expected_cost * Decimal(repr(lo))).quantize(CENT), (
+            self.expected_cost * Decimal(repr(hi))).quantize(CENT)
 
     @property
     def risk_level(self) -> str:
@@ -123,6 +138,8 @@ class Candidate:
             "est_hours": round(self.est_hours, 4),
             "expected_hours": round(self.expected_hours, 4),
             "expected_cost": float(self.expected_cost),
+            "expected_cost_p10": float(self.cost_range[0]),
+            "expected_cost_p90": float(self.cost_range[1]),
             "expected_preemptions": round(self.expected_preemptions, 3),
             "risk": self.risk,
             "risk_source": self.hazard_source,
@@ -207,7 +224,8 @@ def _search_model(
     if sold and not found.configs:  # the reason names the largest sold count's need
         count = sold[-1]
         largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
-        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
+        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload),
+                                    workload)
     return found
 
 
@@ -351,6 +369,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     budget_f = float(budget) if budget is not None else None
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
+    slow = max(1.0, hours_interval(workload.type)[1]) if ctx.pessimistic_deadline else 1.0
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
     allowed, everywhere = offer_filter(spec, ctx)
@@ -364,7 +383,9 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                             owned, everywhere)
         found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
         searched[name] = found
-        configs += [c for c in found.configs if hours_left is None or c.hours <= hours_left]
+        # the deadline is checked at the pessimistic end of the estimate (its p90)
+        configs += [c for c in found.configs
+                    if hours_left is None or c.hours * slow <= hours_left]
     configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
 
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
@@ -389,7 +410,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
         for market in market_order:
             spot = market is Market.SPOT
             if spot and hours_left is not None and ctx.spot_slack_check and (
-                    hours + lost + ctx.restart_overhead_hours > hours_left):
+                    hours * slow + lost + ctx.restart_overhead_hours > hours_left):
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
@@ -570,7 +591,8 @@ def _binding_constraint(
         worst = found.too_small
         assert worst is not None
         return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
-                f"(largest sold), {usable_gib(GPUS[name]):.1f} GiB usable")
+                f"(largest sold), {usable_gib(GPUS[name], spec.workload, worst.count):.1f} GiB "
+                "usable")
     cap = spec.resources.max_price_per_hour
     hours_left = _hours_left(ctx)
     best: tuple[Decimal, Offer, _Config, float] | None = None
@@ -606,11 +628,14 @@ def _binding_constraint(
         return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
                 f"cap ${cap}/h")
     if hours_left is not None:
-        if cfg.hours > hours_left:
+        slow = (max(1.0, hours_interval(spec.workload.type)[1]) if ctx.pessimistic_deadline
+                else 1.0)
+        if cfg.hours * slow > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
-                    f"on {name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
+                    f"(p90 {cfg.hours * slow:.1f} h) on {name} x{cfg.fit.count}, "
+                    f"{max(hours_left, 0.0):.1f} h left")
         if offer.market is Market.SPOT and (
-                cfg.hours + lost + ctx.restart_overhead_hours > hours_left):
+                cfg.hours * slow + lost + ctx.restart_overhead_hours > hours_left):
             return "spot: no slack for a preemption before the deadline"
     return "avoided after repeated preemptions" if avoided else "no placement within the limits"
 
@@ -676,24 +701,24 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
         if workload.method != "qlora":
             variants.append(("QLoRA (workload.method: qlora)",
                              workload.model_copy(update={"method": "qlora", "precision": "nf4"})))
-        if not workload.gradient_checkpointing:
+        if workload.checkpointing != "full":
             variants.append(("gradient checkpointing",
-                             workload.model_copy(update={"gradient_checkpointing": True})))
+                             workload.model_copy(update={"gradient_checkpointing": "full"})))
         for label, w in variants:
             for count in candidate_counts(arch, w, 8):
-                if check_fit(largest, count, estimate_memory(arch, w, count)).fits:
+                if check_fit(largest, count, estimate_memory(arch, w, count), w).fits:
                     ideas.append(label if count == 1 else f"{label} on {count} GPUs")
                     break
     else:
         for count in candidate_counts(arch, workload, 8):
             if count > max_gpus and check_fit(
-                largest, count, estimate_memory(arch, workload, count)
+                largest, count, estimate_memory(arch, workload, count), workload
             ).fits:
                 ideas.append(f"allow {count} GPUs (resources.max_gpus_per_node: {count})")
                 break
         if workload.weight_precision in ("bf16", "fp16", "fp32"):
             w = workload.model_copy(update={"precision": "int4"})
-            if check_fit(largest, 1, estimate_memory(arch, w, 1)).fits:
+            if check_fit(largest, 1, estimate_memory(arch, w, 1), w).fits:
                 ideas.append("4-bit weights (workload.precision: int4)")
     if largest.name != max(GPUS.values(), key=lambda g: g.memory_gib).name:
         ideas.append("allow larger GPUs (resources.gpus)")

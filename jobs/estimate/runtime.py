@@ -20,9 +20,11 @@ utilisation.py. Pure: no clock, no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from gpuopt.jobs.architectures import Architecture
+from gpuopt.jobs.estimate import correction
 from gpuopt.jobs.estimate.calibration import (
     Calibration,
     calibrated_memory,
@@ -31,6 +33,7 @@ from gpuopt.jobs.estimate.calibration import (
     with_config,
 )
 from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
+from gpuopt.jobs.estimate.fitted import COEFFICIENTS
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
 from gpuopt.jobs.estimate.memory.inference import KV_BYTES, mean_kv_layer_tokens
@@ -63,6 +66,8 @@ DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
 # (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
 TP_EFFICIENCY_PER_DOUBLING = 0.9
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
+# bitsandbytes' formats, as transformers' and litgpt's generate run them
+BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,16 @@ class RuntimeEstimate:
     batch: int | None = None  # inference: sequences decoded together (per replica)
     layout: str = ""  # how the GPUs are used: "FSDP x8", "TP4", "2 x TP4", ...
     source: str = "model"  # or "measured (N runs)" (jobs/estimate/calibration.py)
+    kind: str = "finetune"  # or "inference"
+
+
+def hours_interval(kind: str) -> tuple[float, float]:
+    """Factors on estimated hours for the p10 and p90 of what runs like it take: the
+    held-out estimate/measured throughput ratios of the corpus (fitted.RATIO_INTERVALS;
+    real hours = estimated hours x that ratio)."""
+    from gpuopt.jobs.estimate.fitted import RATIO_INTERVALS
+
+    return RATIO_INTERVALS.get(kind, (1.0, 1.0))
 
 
 def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> float:
@@ -92,8 +107,10 @@ def training_flops_per_token(arch: Architecture, workload: WorkloadSpec) -> floa
     """
     forward = 2 * arch.active_params + 2 * arch.layers * workload.sequence_length * arch.q_dim
     passes = 3.0 if workload.method == "full" else 2.0
-    if workload.gradient_checkpointing:
+    if workload.checkpointing == "full":
         passes += 1.0
+    elif workload.checkpointing == "selective":
+        passes += 0.5  # every other block recomputed
     return forward * passes
 
 
@@ -146,6 +163,7 @@ def scaling_efficiency(
 def training_runtime(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
     trainable: int | None = None, layout: str = "", flops_per_token: float | None = None,
+    coefficients: Mapping[str, float] | None = None,
 ) -> RuntimeEstimate:
     """``trainable`` and ``flops_per_token`` are the job's own figures (computed here
     when not given; a planner computes them once per job)."""
@@ -157,7 +175,8 @@ def training_runtime(
     mfu = training_mfu(arch, workload, gpu)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
-    tps = flops_per_s / flops_per_token
+    tps = flops_per_s / flops_per_token * correction.factor(
+        correction.features(workload), COEFFICIENTS if coefficients is None else coefficients)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
                            scaling=scaling, layout=layout)
 
@@ -181,6 +200,7 @@ def inference_runtime(
     memory: InferenceMemory,
     replicas: int = 1,
     layout: str = "",
+    coefficients: Mapping[str, float] | None = None,
 ) -> RuntimeEstimate:
     """``replicas`` independent engines, each tensor parallel over ``gpus`` GPUs, share the
     requests; the job ends when the busiest one does."""
@@ -198,18 +218,27 @@ def inference_runtime(
     # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
     quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
+    weight_traffic = memory.weight_bytes
+    if workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT:
+        # transformers / litgpt over bitsandbytes: each linear's weight is dequantized to
+        # a 16-bit copy that is written and read back (memory/weights.py,
+        # dequant_workspace_bytes): 2 x 2 bytes a weight more, at 16-bit efficiency
+        weight_traffic += 4.0 * arch.linear_params() / gpus
+        bw_eff = DECODE_BW_EFFICIENCY_16BIT
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
-    step_bytes = memory.weight_bytes + batch * memory.kv_bytes_per_sequence
+    step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
     step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
     step_s = max(step_memory_s, step_compute_s)
     steps = output * math.ceil(requests / batch)
     decode_s = steps * step_s
-    total_s = prefill_s + decode_s
+    total_s = (prefill_s + decode_s) / correction.factor(
+        correction.features(workload, gpus),
+        COEFFICIENTS if coefficients is None else coefficients)
     out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
-                           scaling=tp_eff, batch=batch, layout=layout)
+                           scaling=tp_eff, batch=batch, layout=layout, kind="inference")
 
 
 class EstimateCache:
@@ -255,7 +284,8 @@ class EstimateCache:
         key = (gpu.name, shard)
         fit = self._fits.get(key)
         if fit is None:
-            fit = self._fits[key] = check_fit(gpu, shard, self.get(shard, arch, workload))
+            fit = self._fits[key] = check_fit(gpu, shard, self.get(shard, arch, workload),
+                                               workload)
         return fit
 
     def layouts(self, count: int, arch: Architecture, workload: WorkloadSpec,
@@ -272,7 +302,7 @@ def inference_memory(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     from gpuopt.jobs.estimate.fit import check_fit
 
     est = (estimates or EstimateCache()).get(gpus, arch, workload)
-    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est))
+    return _inference_memory(arch, workload, gpus, est, check_fit(gpu, gpus, est, workload))
 
 
 def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
@@ -289,7 +319,8 @@ def _inference_memory(arch: Architecture, workload: WorkloadSpec, gpus: int,
 
 def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                      estimates: EstimateCache | None = None,
-                     layout: Layout | None = None) -> RuntimeEstimate:
+                     layout: Layout | None = None,
+                     coefficients: Mapping[str, float] | None = None) -> RuntimeEstimate:
     """Hours and throughput of the whole job on ``gpus`` x ``gpu``.
 
     Inference on several GPUs takes ``layout`` (tensor parallel degree x replicas), or
@@ -300,7 +331,8 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     if workload.type == "finetune":
         return calibrated_runtime(
             training_runtime(arch, workload, gpu, gpus,
-                             layout=layouts(arch, workload, gpus)[0].name),
+                             layout=layouts(arch, workload, gpus)[0].name,
+                             coefficients=coefficients),
             cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
     if layout is None:
         best = best_layout(arch, workload, gpu, gpus, cache)
@@ -308,7 +340,7 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     mem = inference_memory(arch, workload, gpu, layout.shard, cache)
     return calibrated_runtime(
         inference_runtime(arch, workload, gpu, layout.shard, mem, layout.replicas,
-                          layout.name),
+                          layout.name, coefficients),
         cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
 
 

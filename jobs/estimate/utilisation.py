@@ -60,9 +60,12 @@ MEMORY_BOUND_SHARE = 0.39
 # - megatron: Megatron-LM / NeMo (tensor + pipeline parallel, fused kernels): 41-48% MFU
 #   on H100 (Megatron-LM README), i.e. 56-65% A100-equivalent by the GPU factor above,
 #   against 0.38-0.45 of the HF curve: x1.4.
+# - torchtitan, unsloth: start from HF's curve; nemo: Megatron-Core underneath (x1.4).
+#   What each really reaches is fitted from the measurement corpus (correction.py),
+#   scored out of sample (docs/estimates.md).
 FRAMEWORK_FACTOR: Mapping[str, float] = MappingProxyType({
-    "hf": 1.0, "deepspeed": 1.0, "torchtune": 1.0, "litgpt": 1.0,
-    "llm-foundry": 1.4, "megatron": 1.4,
+    "hf": 1.0, "deepspeed": 1.0, "torchtune": 1.0, "litgpt": 1.0, "torchtitan": 1.0,
+    "unsloth": 1.0, "llm-foundry": 1.4, "megatron": 1.4, "nemo": 1.4,
 })
 
 

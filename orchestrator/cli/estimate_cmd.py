@@ -72,7 +72,7 @@ def estimate(
             found = smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
             count = found.count if found else 1
         est = memory(count)
-        one = check_fit(GPUS[name], count, est)
+        one = check_fit(GPUS[name], count, est, workload)
         fits = {name: one if one.fits else None}
         rows: list[tuple[str, Fit | None]] = [(name, one)]
     else:
@@ -80,20 +80,28 @@ def estimate(
         fits = fits_for_all(arch, workload, spec.resources.gpus, max_gpus, memory)
         rows = [(n, f) for n, f in fits.items()]
     breakdown = {k: v / GIB for k, v in est.components.items()}
-    runtimes = {name: _runtime(spec, name, f.count, cache) for name, f in rows
-                if f and f.fits}
+    # the runtime also where the memory does not fit (marked), so that an over-estimate
+    # of memory cannot hide the speed: on the largest count tried
+    runtimes = {name: _runtime(spec, name, f.count if f and f.fits else max_gpus
+                               if _shards(workload) else 1, cache)
+                for name, f in rows}
     if as_json:
         doc: dict[str, object] = {
             "per_gpu_gib": round(est.total_bytes / GIB, 3),
             "memory_source": est.source,
             "breakdown": {k: round(v, 3) for k, v in breakdown.items()},
             "fits": [
-                {**f.to_json(), **_runtime_json(runtimes.get(n))}
+                {**f.to_json(), **_runtime_json(runtimes.get(n), workload.type)}
                 for n, f in fits.items() if f is not None
+            ],
+            "does_not_fit": [
+                {"gpu": n, **_runtime_json(runtimes.get(n), workload.type),
+                 "memory_fits": False}
+                for n, f in rows if f is None or not f.fits
             ],
         }
         if gpu is not None:
-            doc.update(_runtime_json(runtimes.get(rows[0][0])))
+            doc.update(_runtime_json(runtimes.get(rows[0][0]), workload.type))
         typer.echo(json.dumps(doc))
         return
     _print_tables(spec.name or job_file.name, arch.name, est.gpus, breakdown, rows, runtimes)
@@ -127,10 +135,24 @@ def _runtime(spec: JobSpec, gpu: str, count: int,
         return None
 
 
-def _runtime_json(rt: RuntimeEstimate | None) -> dict[str, object]:
+def _shards(workload: object) -> bool:
+    from gpuopt.jobs.estimate.memory import shards_with_count
+    from gpuopt.jobs.spec import WorkloadSpec
+
+    return isinstance(workload, WorkloadSpec) and shards_with_count(workload)
+
+
+def _runtime_json(rt: RuntimeEstimate | None, kind: str = "finetune") -> dict[str, object]:
+    """Hours with p10 / p90 from the held-out error of the corpus (docs/estimates.md):
+    a model that measured r x the real throughput takes hours x r."""
+    from gpuopt.jobs.estimate.fitted import RATIO_INTERVALS
+
     if rt is None:
         return {"est_hours": None, "tokens_per_second": None, "runtime_source": "model"}
-    return {"est_hours": round(rt.hours, 4), "tokens_per_second": round(rt.tokens_per_second, 1),
+    lo, hi = RATIO_INTERVALS.get(kind, (1.0, 1.0))
+    return {"est_hours": round(rt.hours, 4), "est_hours_p10": round(rt.hours * lo, 4),
+            "est_hours_p90": round(rt.hours * hi, 4),
+            "tokens_per_second": round(rt.tokens_per_second, 1),
             "layout": rt.layout, "runtime_source": rt.source}
 
 
@@ -139,7 +161,6 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
                   runtimes: dict[str, RuntimeEstimate | None]) -> None:
     from rich.markup import escape
 
-    from gpuopt.jobs.estimate.fit import HEADROOM_FRACTION
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
@@ -152,7 +173,10 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     fit_rows = []
     for name, fit in rows:
         if fit is None or not fit.fits:
-            fit_rows.append([name, "-", "-", "does not fit", "-", "-"])
+            rt = runtimes.get(name)
+            fit_rows.append([name, "-", "-", "does not fit",
+                             f"({rt.hours:,.1f})" if rt else "-",
+                             f"({rt.tokens_per_second:,.0f})" if rt else "-"])
         else:
             rt = runtimes.get(name)
             fit_rows.append([name, str(fit.count), f"{fit.per_gpu_gib:.2f}",
@@ -161,7 +185,10 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     cols = [Col("GPU", ID), Col("count", NUM), Col("GiB/GPU", NUM), Col("free GiB", NUM),
             Col("est. h", NUM), Col("tokens/s", NUM)]
     print_table(console, cols, fit_rows,
-                title=f"Smallest fit (usable = {HEADROOM_FRACTION:.0%} of GPU memory)")
+                title="Smallest fit (usable: the engine's share, or 95% for training)")
+    if any(f is None or not f.fits for _, f in rows):
+        console.print("(h, tokens/s) in parentheses: where the memory does not fit, the "
+                      "speed it would run at", soft_wrap=True)
     if rows and all(runtimes.get(n) is None for n, f in rows if f and f.fits):
         console.print("est. hours need the amount of work: workload.tokens (fine-tune) or "
                       "workload.requests (inference); memory needs neither", soft_wrap=True)

@@ -66,6 +66,7 @@ def plan(
             "frontier": [c.to_json() for c in plan.frontier],
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
+            "advice": list(planned.advice),
         }, indent=2))
     else:
         print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
@@ -137,11 +138,16 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(escape(line), style="dim")
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
+        lo, hi = plan.best.cost_range
+        console.print(f"expected ${plan.best.expected_cost:,.2f}; p10-p90 of the "
+                      f"estimate's error: ${lo:,.2f} to ${hi:,.2f}", style="dim")
         print_frontier(plan)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
+    for line in planned.advice:
+        console.print(f"[bold]Would fit:[/] {escape(line)}", soft_wrap=True)
 
 
 def plan_row(i: int, c: Candidate, *, short: bool) -> list[str]:

@@ -176,6 +176,10 @@ class PlacementConfig(_Section):
     # The spot policy that decides spot / on-demand / wait for `spot: auto` jobs with a
     # deadline (policies/spot/registry.py; `gpuopt simulate --policy` shows each one).
     spot_policy: str = DEFAULT_POLICY
+    # Check deadlines at the pessimistic end of the runtime estimate (the p90 of its
+    # held-out error, docs/estimates.md). Off only where runs take exactly their
+    # estimate (the simulator).
+    deadline_at_p90: bool = True
 
     @field_validator("spot_policy")
     @classmethod

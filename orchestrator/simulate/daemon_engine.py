@@ -106,7 +106,9 @@ def simulation_settings(sc: Scenario, policy_name: str) -> Settings:
         "clouds": {"enabled": [CLOUD]},
         "daemon": {"reconcile_interval": timedelta(seconds=sc.gap_s)},
         "placement": {"restart_overhead": timedelta(seconds=sc.restart_overhead_s),
-                      "spot_policy": policy_name},
+                      "spot_policy": policy_name,
+                      # a simulated run takes exactly its estimate
+                      "deadline_at_p90": False},
     })
 
 
@@ -177,7 +179,8 @@ def plan_estimate_s(spec: JobSpec, offers: Sequence[Offer]) -> float:
     from gpuopt.policies.placement import PlacementContext, plan_job
     from gpuopt.providers.offer import Market
 
-    plan = plan_job(spec, OfferIndex.build(list(offers)), PlacementContext(now=START))
+    plan = plan_job(spec, OfferIndex.build(list(offers)),
+                    PlacementContext(now=START, pessimistic_deadline=False))
     best = plan.best_in(Market.ON_DEMAND)
     if best is None:
         raise SimulationError(f"the simulated job fits nowhere: {plan.excluded}")

@@ -26,17 +26,21 @@ def test_json_shape() -> None:
     res = _run("estimate", str(EXAMPLES / "qlora-7b.yaml"), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"per_gpu_gib", "memory_source", "breakdown", "fits"}
+    assert set(doc) == {"per_gpu_gib", "memory_source", "breakdown", "fits", "does_not_fit"}
     assert doc["memory_source"] == "model"  # nothing measured on this machine
     assert isinstance(doc["per_gpu_gib"], float)
     assert abs(sum(doc["breakdown"].values()) - doc["per_gpu_gib"]) < 0.01
     assert doc["fits"], "a QLoRA 7B job fits somewhere"
     for fit in doc["fits"]:
         assert set(fit) == {"gpu", "count", "per_gpu_gib", "free_gib", "est_hours",
-                            "tokens_per_second", "layout", "memory_source", "runtime_source"}
+                            "est_hours_p10", "est_hours_p90", "tokens_per_second", "layout",
+                            "memory_source", "runtime_source"}
+        assert fit["est_hours_p10"] <= fit["est_hours_p90"]
         assert (fit["memory_source"], fit["runtime_source"]) == ("model", "model")
         assert fit["count"] in (1, 2, 4, 8) and fit["free_gib"] >= 0
         assert fit["est_hours"] > 0 and fit["tokens_per_second"] > 0
+    for miss in doc["does_not_fit"]:  # the speed is given where the memory does not fit
+        assert miss["memory_fits"] is False and miss["est_hours"] > 0
 
 
 def test_gpu_option_estimates_that_configuration() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from gpuopt.core.places import Place
 from gpuopt.jobs.estimate.fit import smallest_fit
-from gpuopt.jobs.estimate.runtime import estimate_runtime
+from gpuopt.jobs.estimate.runtime import estimate_runtime, hours_interval
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
@@ -108,8 +108,10 @@ def test_spot_wins_with_slack_and_loses_when_the_deadline_is_tight() -> None:
     lost = RESTART_OVERHEAD_HOURS + 0.5
     assert loose.best.expected_hours == pytest.approx(hours + 0.05 * hours * lost)
 
-    # Deadline that on-demand meets but that leaves no room to absorb one preemption.
-    tight_h = hours + lost / 2
+    # Deadline that on-demand meets at the estimate's pessimistic end (p90 of its
+    # held-out error) but that leaves no room to absorb one preemption.
+    slow = max(1.0, hours_interval("finetune")[1])
+    tight_h = hours * slow + lost / 2
     tight = _spot_vs_od_spec(tight_h)
     plan = plan_job(tight, OfferIndex.build(offers),
                     ctx(deadline_at=NOW + timedelta(hours=tight_h)))
@@ -369,3 +371,22 @@ def test_the_pick_is_explained_against_the_other_models_cheapest_even_with_top_o
     s = spec("resources:\n  gpus: [A100-80GB, H100, L40S]\n")
     idx = OfferIndex.build(_frontier_offers())
     assert plan_job(s, idx, ctx(top=1)).best == plan_job(s, idx, ctx(top=10_000)).best
+
+
+def test_the_deadline_is_checked_at_the_pessimistic_end_of_the_estimate() -> None:
+    base = _spot_vs_od_spec(1000)
+    hours = hours_on(base, "A100-80GB")
+    slow = hours_interval("finetune")[1]
+    assert slow > 1
+    offers = [offer("A100-80GB", 1, "4.00")]
+    between = hours * (1 + slow) / 2  # meets the estimate, not its p90
+    plan = plan_job(_spot_vs_od_spec(between), OfferIndex.build(offers),
+                    ctx(deadline_at=NOW + timedelta(hours=between)))
+    assert not plan.candidates
+    assert "(p90 " in plan.excluded[0].reason
+    roomy = hours * slow * 1.01
+    plan = plan_job(_spot_vs_od_spec(roomy), OfferIndex.build(offers),
+                    ctx(deadline_at=NOW + timedelta(hours=roomy)))
+    assert plan.best is not None
+    lo, hi = plan.best.cost_range
+    assert lo < plan.best.expected_cost < hi

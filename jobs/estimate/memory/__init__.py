@@ -35,21 +35,27 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     if gpus < 1:
         raise ValueError("gpus must be >= 1")
     precision = workload.weight_precision
-    w = weights.weight_bytes(arch, precision, workload.double_quant, workload.bits,
-                             workload.group_size)
     parts: dict[str, float] = {}
     if workload.type == "inference":
+        w = weights.weight_bytes(arch, precision, workload.double_quant, workload.bits,
+                                 workload.group_size)
         tp = gpus
         # The engine (vLLM, TensorRT-LLM) runs at most `concurrency` sequences at once
-        # (max_num_seqs) and as many as its KV cache holds: the breakdown shows the cache
-        # at that cap, and the fit test needs only one whole sequence of it (see fit.py).
-        seqs = workload.batch_size * workload.concurrency
+        # (max_num_seqs; default: the engine's, engines.py) and as many as its KV cache
+        # holds: the breakdown shows the cache at that cap, and the fit test needs only
+        # one whole sequence of it (see fit.py). hf generate: its static batch.
+        from gpuopt.jobs.estimate.engines import default_concurrency
+
+        seqs = workload.batch_size * (workload.concurrency
+                                      or default_concurrency(workload.engine, None))
         kv_b = (
             inference.KV_BYTES[workload.kv_cache_dtype]
             if workload.kv_cache_dtype
             else weights.compute_bytes(precision)
         )
         step = workload.max_batched_tokens or inference.DEFAULT_STEP_TOKENS
+        if workload.engine == "hf":  # generate prefills its whole batch at once
+            step = workload.max_batched_tokens or workload.prompt_len * seqs
         per_seq = inference.kv_cache_bytes(arch, workload.sequence_length, 1, kv_b, tp)
         parts["weights"] = w / tp
         parts["kv_cache"] = per_seq * seqs + inference.sliding_prefill_bytes(
@@ -67,6 +73,9 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     else:
         stage = 3 if workload.fsdp else workload.zero_stage
         n = gpus
+        precision = workload.stored_precision  # fp8 training keeps bf16 weights
+        w = weights.weight_bytes(arch, precision, workload.double_quant, workload.bits,
+                                 workload.group_size)
         parts["weights"] = w / (n if stage >= 3 else 1)
         if precision in weights.QUANTIZED and workload.framework in PEFT_FRAMEWORKS:
             # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is
@@ -74,6 +83,9 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             # (peft/utils/other.py: "cast all non INT8 parameters to fp32"): 2 more bytes
             # each. litgpt and torchtune quantize without PEFT and keep them 16-bit.
             parts["weights"] += 2 * weights.unquantized_params(arch) / (n if stage >= 3 else 1)
+        if workload.offload == "params":
+            # FSDP / ZeRO-3 CPU offload: only the gathered layers are on the GPU
+            parts["weights"] = 0.0
         parts.update(
             training.trainable_states(
                 arch,
@@ -84,15 +96,20 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
                 workload.lora_rank,
                 shards_optimizer=n if stage >= 1 else 1,
                 shards_grads=n if stage >= 2 else 1,
+                master_weights=workload.keeps_master_weights,
+                optimizer_in_backward=workload.optimizer_in_backward,
+                offload=workload.offload,
             )
         )
         seq, batch = workload.sequence_length, workload.batch_size
         parts["activations"] = training.activation_bytes(
             arch, seq, batch, workload.method, precision, workload.lora_targets,
-            workload.lora_rank, workload.flash_attention, workload.gradient_checkpointing,
+            workload.lora_rank, workload.flash_attention, workload.checkpointing,
             training.peft_fp32_stream(precision, workload.framework),
+            offload=workload.offload == "activations",
         )
-        parts["logits"] = training.loss_logits_bytes(arch, seq, batch, precision)
+        parts["logits"] = training.loss_logits_bytes(arch, seq, batch, precision,
+                                                     workload.loss_kind)
         workspace = weights.dequant_workspace_bytes(arch, precision,
                                                     double_quant=workload.double_quant)
         if stage >= 3 and n > 1:

@@ -55,18 +55,32 @@ def quant_group_bits(bits: int, group_size: int, in_features: int) -> float:
 
 INT8_ROW_SCALE_BYTES = 4  # bitsandbytes Int8Params.SCB: fp32 per output row
 
-# Bytes of optimizer state per trainable parameter.
+# Bytes of optimizer state per trainable parameter, in fp32 states (mixed precision).
 #  adamw: fp32 first and second moments (8); torch.optim.AdamW / DeepSpeed.
-#  adamw8bit / paged_adamw8bit: 8-bit blockwise moments, 2 x 1 byte (+ fp32 absmax per
-#  2048-block, ~0.004) (Dettmers et al. 2021, 8-bit Optimizers). Paged memory can be
-#  evicted to the host under pressure; counted as resident to stay safe.
+#  adamw_8bit: 8-bit blockwise moments, 2 x 1 byte (+ fp32 absmax per 2048-block,
+#  ~0.004) (Dettmers et al. 2021, 8-bit Optimizers; bitsandbytes AdamW8bit).
+#  paged_adamw_8bit / paged_adamw_32bit: the same states in CUDA unified memory that the
+#  driver evicts to the host under pressure (bitsandbytes paged optimizers): not counted
+#  as resident (PAGED_OPTIMIZERS).
 #  sgd: one fp32 momentum buffer (torch.optim.SGD with momentum > 0).
 #  adafactor: factored second moment, rows + cols per matrix (Shazeer & Stern 2018),
 #  computed from the shapes in training.py; no first moment (beta1=None default).
 OPTIMIZER_BYTES: Mapping[str, float] = MappingProxyType(
-    {"adamw": 8.0, "adamw8bit": 2.0 + 8 / 2048, "paged_adamw8bit": 2.0 + 8 / 2048,
-     "sgd": 4.0, "adafactor": 0.0}
+    {"adamw": 8.0, "adamw_8bit": 2.0 + 8 / 2048, "paged_adamw_8bit": 2.0 + 8 / 2048,
+     "paged_adamw_32bit": 8.0, "sgd": 4.0, "adafactor": 0.0}
 )
+PAGED_OPTIMIZERS = frozenset({"paged_adamw_8bit", "paged_adamw_32bit"})
+# Pure bf16 training (no master copy): torch.optim keeps its states in the parameters'
+# dtype, so 32-bit states are 2 bytes per element instead of 4; 8-bit stay 8-bit.
+PURE_BF16_STATE_SCALE: Mapping[str, float] = MappingProxyType(
+    {"adamw": 0.5, "paged_adamw_32bit": 0.5, "sgd": 0.5, "adafactor": 0.5,
+     "adamw_8bit": 1.0, "paged_adamw_8bit": 1.0})
+# Chunked cross-entropy: torchtune's CEWithChunkedOutputLoss (num_output_chunks = 8)
+# upcasts one chunk of the logits to fp32 at a time; the 16-bit logits stay whole.
+LOSS_CHUNKS = 8
+# Activation offloading keeps this many blocks' activations on the GPU while the rest
+# stream to the host (torchtune OffloadActivations: one in use plus one in transfer).
+OFFLOADED_RESIDENT_BLOCKS = 2
 # Mixed precision keeps an fp32 master copy of trainable weights (Micikevicius et al.
 # 2018) and accumulates gradients in fp32: 2 (16-bit weights) + 4 (fp32 grads) + 4
 # (master) + 8 (Adam) = 18 bytes/param, DeepSpeed's estimate_zero3_model_states_mem_needs.

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.memory.constants import (
+    LOSS_CHUNKS,
     LOSS_FP32_COPIES,
     MASTER_WEIGHT_BYTES,
     MIXED_PRECISION_GRAD_BYTES,
     NON_FLASH_SCORE_BYTES,
     NORM_SAVED_BYTES,
+    OFFLOADED_RESIDENT_BLOCKS,
     OPTIMIZER_BYTES,
+    PAGED_OPTIMIZERS,
+    PURE_BF16_STATE_SCALE,
     ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM,
 )
 from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes, largest_matrix
@@ -56,28 +60,49 @@ def trainable_states(
     rank: int,
     shards_optimizer: int,
     shards_grads: int,
+    master_weights: bool = True,
+    optimizer_in_backward: bool = False,
+    offload: str = "none",
 ) -> dict[str, float]:
-    """adapters / gradients / optimizer bytes per GPU (weights are counted elsewhere)."""
+    """adapters / gradients / optimizer bytes per GPU (weights are counted elsewhere).
+
+    Mixed precision (``master_weights``): fp32 gradients, an fp32 master copy and fp32
+    states; pure bf16 (torchtune, litgpt): 16-bit gradients and states in the
+    parameters' dtype, no master copy. Paged optimizer states are not resident.
+    ``optimizer_in_backward``: each parameter's gradient is applied and freed as soon
+    as it is computed, so at most the largest one is held. ``offload``: optimizer (or,
+    with params, also the gradients) in host memory.
+    """
+    sixteen = precision in ("bf16", "fp16")
+    pure = sixteen and not master_weights
     if method == "full":
         n = arch.params
-        mixed = precision in ("bf16", "fp16")
-        grad_b = MIXED_PRECISION_GRAD_BYTES if mixed else 4
-        master = MASTER_WEIGHT_BYTES if mixed else 0
+        grad_b = 2.0 if pure else (MIXED_PRECISION_GRAD_BYTES if sixteen else 4.0)
+        master = MASTER_WEIGHT_BYTES if sixteen and not pure else 0
         adapters = 0.0
     else:
         n = lora_params(arch, targets, rank)
-        # PEFT keeps adapter weights in fp32 under 16-bit bases (autocast_adapter_dtype)
-        grad_b, master = 4, 0
-        adapters = n * 4.0
+        # PEFT keeps adapter weights in fp32 under 16-bit bases (autocast_adapter_dtype);
+        # pure-bf16 frameworks keep them in bf16
+        grad_b, master = (2.0, 0) if pure else (4.0, 0)
+        adapters = n * (2.0 if pure else 4.0)
     if optimizer == "adafactor":
         opt = adafactor_state_bytes(arch) if method == "full" else n * 4.0 * 0.1
     else:
         opt = n * OPTIMIZER_BYTES[optimizer]
-    return {
-        "adapters": adapters,
-        "gradients": n * grad_b / shards_grads,
-        "optimizer": (opt + n * master) / shards_optimizer,
-    }
+    if pure:
+        opt *= PURE_BF16_STATE_SCALE[optimizer]
+    if optimizer in PAGED_OPTIMIZERS:
+        opt = 0.0
+    grads = n * grad_b / shards_grads
+    if optimizer_in_backward:
+        grads = min(grads, largest_matrix(arch) * grad_b)
+    optim = (opt + n * master) / shards_optimizer
+    if offload in ("optimizer", "params"):
+        optim = 0.0
+    if offload == "params":
+        grads = 0.0
+    return {"adapters": adapters, "gradients": grads, "optimizer": optim}
 
 
 def peft_fp32_stream(precision: str, framework: str) -> bool:
@@ -193,29 +218,53 @@ def activation_bytes(
     targets: tuple[str, ...],
     rank: int,
     flash_attention: bool,
-    checkpointing: bool,
+    checkpointing: bool | str,
     fp32_stream: bool = False,
+    offload: bool = False,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
     With gradient checkpointing (full recomputation) only each block's input stays,
     2*s*b*h bytes at 16-bit (Korthikanti et al. 2022, section 4.2), and one block is
     recomputed at a time; 4*s*b*h with ``fp32_stream`` (the residual stream is fp32).
+    Selective (torchtitan's default `selective` AC, every other block): half the blocks
+    keep everything, half only their input. Offloaded activations: what is kept stays
+    on the host but OFFLOADED_RESIDENT_BLOCKS blocks' worth.
     """
+    mode = {True: "full", False: "none"}.get(checkpointing, checkpointing) \
+        if isinstance(checkpointing, bool) else checkpointing
     per_layer = layer_activation_bytes(
         arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream
     )
+    stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
+    block_input = stream * seq * batch * arch.hidden_size
     kept: float
-    if checkpointing:
-        stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
-        kept = arch.layers * stream * seq * batch * arch.hidden_size
+    if mode == "full":
+        kept = arch.layers * block_input
+    elif mode == "selective":
+        half = arch.layers // 2
+        kept = half * block_input + (arch.layers - half) * per_layer
     else:
         kept = arch.layers * per_layer
+    if offload:  # what is kept streams to the host: a couple of blocks' worth stay
+        unit = block_input if mode == "full" else per_layer
+        kept = min(kept, OFFLOADED_RESIDENT_BLOCKS * unit)
     return kept + per_layer  # + the block being (re)computed / back-propagated
 
 
-def loss_logits_bytes(arch: Architecture, seq: int, batch: int, precision: str) -> float:
-    """Logits in the compute dtype + fp32 copy + fp32 log-softmax/gradient."""
+def loss_logits_bytes(arch: Architecture, seq: int, batch: int, precision: str,
+                      loss: str = "full") -> float:
+    """full: logits in the compute dtype + fp32 copy + fp32 log-softmax/gradient.
+    chunked (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy): the
+    16-bit logits whole, the fp32 copies one chunk of LOSS_CHUNKS at a time.
+    fused (Liger's fused linear cross entropy, Unsloth): the logits are never whole;
+    one chunk of tokens at a time with as many tokens as hidden/vocab of them, i.e. a
+    hidden-sized fp32 buffer per token for the gradient of the hidden states."""
     b = compute_bytes(precision)
     fp32 = LOSS_FP32_COPIES if b < 4 else LOSS_FP32_COPIES - 1
-    return seq * batch * arch.vocab_size * (b + 4 * fp32)
+    tokens = seq * batch
+    if loss == "chunked":
+        return tokens * arch.vocab_size * (b + 4 * fp32 / LOSS_CHUNKS)
+    if loss == "fused":
+        return tokens * arch.hidden_size * 4 * 2
+    return tokens * arch.vocab_size * (b + 4 * fp32)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES
+from gpuopt.jobs.estimate.engines import VLLM_GPU_MEMORY_UTILIZATION
 from gpuopt.jobs.estimate.fit import (
     HEADROOM_FRACTION,
     candidate_counts,
@@ -79,7 +80,7 @@ def test_llama3_8b_long_sequences_fit_one_a100_80gb_at_the_concurrency_memory_al
     assert est.per_sequence_bytes == round(kv_seq * 1.05)  # + the allocator's 5%
     fit = check_fit(GPUS["A100-80GB"], 1, est)
     assert fit.fits
-    usable = GPUS["A100-80GB"].memory_gib * HEADROOM_FRACTION * GIB
+    usable = GPUS["A100-80GB"].memory_gib * VLLM_GPU_MEMORY_UTILIZATION * GIB
     by_hand = 1 + int((usable - est.min_bytes) // est.per_sequence_bytes)
     assert fit.concurrency == by_hand
     assert 64 < by_hand < 256  # ~100 sequences of 4096 tokens in what the weights leave
@@ -105,3 +106,55 @@ def test_70b_bf16_never_fits_one_80gb_gpu() -> None:
         est = estimate_memory(ARCHITECTURES["llama-3-70b"], _serving("x", 512, 256, c), 1)
         for gpu in ("A100-80GB", "H100"):
             assert not check_fit(GPUS[gpu], 1, est).fits
+
+
+def _batch(engine: str | None = None, **kw: Any) -> WorkloadSpec:
+    extra = {"engine": engine} if engine else {}
+    return WorkloadSpec(type="inference", prompt_tokens=1000, output_tokens=500,
+                        requests=100_000, **extra, **kw)
+
+
+def test_a_batch_job_without_concurrency_runs_the_engines_default_batch() -> None:
+    from gpuopt.jobs.estimate.fit import check_fit
+    from gpuopt.jobs.estimate.memory import estimate_memory
+
+    arch = ARCHITECTURES["llama-3.1-8b"]
+    est = estimate_memory(arch, _batch(), 1)
+    # vLLM's max_num_seqs: 256 on an A100 (arg_utils: "a100" excluded), 1024 on an H200;
+    # the KV cache that fits limits both
+    a100 = check_fit(GPUS["A100-80GB"], 1, est, _batch())
+    h200 = check_fit(GPUS["H200"], 1, est, _batch())
+    assert a100.concurrency == 256
+    assert h200.concurrency is not None and 256 < h200.concurrency <= 1024
+    small = check_fit(GPUS["L4"], 1, est, _batch())
+    assert small.concurrency is not None and 1 < small.concurrency < 256
+
+
+def test_the_engines_share_of_the_gpu_sets_the_kv_cache_that_fits() -> None:
+    from gpuopt.jobs.estimate.fit import check_fit
+    from gpuopt.jobs.estimate.memory import estimate_memory
+
+    arch = ARCHITECTURES["llama-3.1-8b"]
+    conc = {"concurrency": 4096}
+    low = _batch(gpu_memory_utilization=0.5, **conc)
+    high = _batch(gpu_memory_utilization=0.95, **conc)
+    f_low = check_fit(GPUS["A100-80GB"], 1, estimate_memory(arch, low, 1), low)
+    f_high = check_fit(GPUS["A100-80GB"], 1, estimate_memory(arch, high, 1), high)
+    assert f_low.concurrency is not None and f_high.concurrency is not None
+    assert f_high.concurrency > 2 * f_low.concurrency
+    # SGLang's default share shrinks with the TP size (server_args.py)
+    from gpuopt.jobs.estimate.engines import memory_share
+
+    assert memory_share("sglang", 1, None) == 0.88 > memory_share("sglang", 8, None) == 0.81
+
+
+def test_hf_generate_allocates_its_static_batch_whole() -> None:
+    from gpuopt.jobs.estimate.fit import check_fit
+    from gpuopt.jobs.estimate.memory import estimate_memory
+
+    arch = ARCHITECTURES["llama-3.1-8b"]
+    job = _batch("hf", batch_size=16)
+    fit = check_fit(GPUS["A100-80GB"], 1, estimate_memory(arch, job, 1), job)
+    assert fit.fits and fit.concurrency == 16
+    huge = _batch("hf", batch_size=4096)
+    assert not check_fit(GPUS["A100-80GB"], 1, estimate_memory(arch, huge, 1), huge).fits

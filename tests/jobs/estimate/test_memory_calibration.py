@@ -48,7 +48,9 @@ def _ft(**kw: Any) -> dict[str, Any]:
 
 
 def _inf(new: int, **kw: Any) -> dict[str, Any]:
-    return {"type": "inference", "prompt_tokens": 10, "output_tokens": new, **kw}
+    # litgpt's generate: one sequence, PyTorch's allocator (engine hf)
+    return {"type": "inference", "prompt_tokens": 10, "output_tokens": new, "engine": "hf",
+            **kw}
 
 
 ROWS = (
@@ -83,7 +85,7 @@ ROWS = (
     Row("vLLM L3-8B profile 8192", "llama-3-8b",
         # vLLM V0 without chunked prefill: the step's token budget is max_model_len
         {"type": "inference", "prompt_tokens": 8192, "output_tokens": 0,
-         "max_batched_tokens": 8192},
+         "max_batched_tokens": 8192, "concurrency": 1},
         (14.96 + 9.37 + 0.10) * GIB, exclude_kv=True),
 )
 

@@ -113,7 +113,7 @@ def test_decode_reads_the_quantized_weights_each_token() -> None:
     def decode_hours(precision: str, bytes_: float, eff: float) -> float:
         w = _workload(f"  type: inference\n  precision: {precision}\n  prompt_tokens: 1\n"
                       "  output_tokens: 1000\n  requests: 1\n")
-        got = estimate_runtime(L2, w, a100, 1).hours
+        got = estimate_runtime(L2, w, a100, 1, coefficients={}).hours  # the physics
         prefill = 2 * 6_738_415_616 / (312e12 * 0.5)
         step = (bytes_ + kv) / (2039e9 * eff)
         assert got * 3600 == pytest.approx(prefill + 1000 * step, rel=1e-6)

