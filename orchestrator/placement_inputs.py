@@ -47,6 +47,8 @@ class PlannedJob:
     offers_source: str  # "store" or "snapshot"
     snapshot_as_of: date | None
     offer_count: int
+    # more nodes than resources.max_nodes would be cheaper / the only fit (policies.node_hint)
+    nodes_hint: str | None = None
 
 
 def placement_context(
@@ -90,9 +92,12 @@ def plan_spec(
     now: datetime,
     submitted_at: datetime | None = None,
     observed: Mapping[Place, tuple[int, float]] | None = None,
+    hint_nodes: bool = False,
     **overrides: object,
 ) -> PlannedJob:
+    """``hint_nodes``: also say whether more nodes would pay (plans the job twice)."""
     from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.policies.node_hint import more_nodes_hint
     from gpuopt.policies.placement import plan_job
 
     if "calibration" not in overrides:  # what finished attempts measured (issue 17)
@@ -101,7 +106,9 @@ def plan_spec(
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
     )
-    return PlannedJob(plan_job(spec, index, ctx), source, as_of, count)
+    plan = plan_job(spec, index, ctx)
+    hint = more_nodes_hint(spec, index, ctx, plan) if hint_nodes else None
+    return PlannedJob(plan, source, as_of, count, hint)
 
 
 # -- the next attempt of a job (the reconcile loop) ------------------------------------

@@ -36,6 +36,7 @@ from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
 from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
+from gpuopt.providers.fabrics import Fabric, fabric_for
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
 
@@ -80,6 +81,8 @@ class PlacementContext:
     # whose spot / on-demand choice the deadline spot policy makes (policies.next_attempt):
     # its exact safety net (policies.spot.slack) decides when spot is still safe.
     spot_slack_check: bool = True
+    # The most nodes one placement may span; None: the job's resources.max_nodes.
+    max_nodes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,19 @@ class Candidate:
     expected_preemptions: float
     hazard_source: str  # "cloud advisor" | "observed" | "default" | "" (not spot)
     reason: str = ""
+    nodes: int = 1  # instances of ``offer`` held together (one cluster)
+    fabric: Fabric | None = None  # what joins them (nodes > 1)
+
+    @property
+    def price_per_hour(self) -> Decimal:
+        """Of all the nodes together."""
+        return self.offer.price_per_hour * self.nodes
+
+    @property
+    def shape(self) -> str:
+        """'H100 x8', or '2 nodes of H100 x8'."""
+        one = f"{self.offer.gpu} x{self.offer.gpu_count}"
+        return one if self.nodes == 1 else f"{self.nodes} nodes of {one}"
 
     @property
     def risk_level(self) -> str:
@@ -119,7 +135,10 @@ class Candidate:
             "zone": o.zone,
             "instance_type": o.instance_type,
             "market": o.market.value,
+            "nodes": self.nodes,
+            "fabric": self.fabric.label if self.fabric is not None else None,
             "price_per_hour": float(o.price_per_hour),
+            "price_per_hour_all_nodes": float(self.price_per_hour),
             "est_hours": round(self.est_hours, 4),
             "expected_hours": round(self.expected_hours, 4),
             "expected_cost": float(self.expected_cost),
@@ -170,6 +189,12 @@ class _Config:
     fit: Fit
     runtime: RuntimeEstimate
     hours: float  # uninterrupted hours for the remaining work
+    nodes: int = 1
+    fabric: Fabric | None = None  # the offers it takes have this fabric (nodes > 1)
+
+    def takes(self, offer: Offer) -> bool:
+        """Can this configuration use the offer (a multi-node one: of its fabric)?"""
+        return self.nodes == 1 or fabric_for(offer.cloud, offer.instance_type) == self.fabric
 
 
 def _hours_left(ctx: PlacementContext) -> float | None:
@@ -194,16 +219,24 @@ def _search_model(
     sold: list[int],
     ctx: PlacementContext,
     estimates: EstimateCache,
+    fabrics: Mapping[int, Sequence[Fabric]] | None = None,
+    max_nodes: int = 1,
 ) -> _ModelSearch:
     """Every sold count of one GPU model: its memory fit and, when it fits, its speed in
-    the fastest layout (data parallel; tensor parallel or replicas for inference)."""
+    the fastest layout (data parallel; tensor parallel or replicas for inference); and
+    for the counts sold with a fabric (``fabrics``), the same on 2..``max_nodes`` nodes
+    over each fabric."""
     found = _ModelSearch(sold=sold)
     for count in sold:
-        best = best_layout(arch, workload, gpu, count, estimates)
-        if best is None:
-            continue
-        _, fit, rt = best
-        found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction))
+        shapes: list[tuple[int, Fabric | None]] = [(1, None)]
+        shapes += [(n, f) for f in (fabrics or {}).get(count, ()) for n in range(2, max_nodes + 1)]
+        for nodes, fabric in shapes:
+            best = best_layout(arch, workload, gpu, count, estimates, nodes, fabric)
+            if best is None:
+                continue
+            _, fit, rt = best
+            found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction,
+                                         nodes, fabric))
     if sold and not found.configs:  # the reason names the largest sold count's need
         count = sold[-1]
         largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
@@ -258,6 +291,21 @@ def _sold_counts(index: OfferIndex, gpu: str, max_gpus: int, markets: tuple[Mark
                any(allowed(o) for o in index.sorted_offers(gpu, count, m)) for m in markets):
             counts.add(count)
     return sorted(c for c in counts if c <= max_gpus)
+
+
+def _sold_fabrics(index: OfferIndex, gpu: str, counts: Sequence[int],
+                  markets: tuple[Market, ...], allowed: Callable[[Offer], bool],
+                  everywhere: bool) -> dict[int, list[Fabric]]:
+    """For each count of ``gpu``, the fabrics of the instance types selling it in an
+    allowed place and market (providers/fabrics.py), fastest first."""
+    out: dict[int, list[Fabric]] = {}
+    for count in counts:
+        seen = {fabric for m in markets for o in index.sorted_offers(gpu, count, m)
+                if (everywhere or allowed(o))
+                and (fabric := fabric_for(o.cloud, o.instance_type)) is not None}
+        if seen:
+            out[count] = sorted(seen, key=lambda f: (-f.gbps, f.name))
+    return out
 
 
 # What the walk keeps of a placement: offer, configuration, expected hours, expected
@@ -330,6 +378,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
     allowed, everywhere = offer_filter(spec, ctx)
+    max_nodes = ctx.max_nodes if ctx.max_nodes is not None else spec.resources.max_nodes
 
     # memory does not depend on the GPU model: once per count
     estimates = EstimateCache(ctx.calibration)
@@ -338,10 +387,15 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     for name in spec.resources.gpus:
         sold = _sold_counts(index, name, spec.resources.max_gpus_per_node, markets, allowed,
                             owned, everywhere)
-        found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
+        fabrics = (_sold_fabrics(index, name, sold, markets, allowed, everywhere)
+                   if max_nodes > 1 else {})
+        found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates, fabrics,
+                              max_nodes)
         searched[name] = found
         configs += [c for c in found.configs if hours_left is None or c.hours <= hours_left]
-    configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
+    # fastest first
+    configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count, c.nodes,
+                                c.fabric.label if c.fabric else ""))
 
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
     heap: list[tuple[float, float, int, _Found]] = []  # the top N, worst at heap[0]
@@ -360,8 +414,10 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
     for cfg in configs:
         hours = cfg.hours
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
-        gpu_name, count = cfg.gpu.name, cfg.fit.count
-        pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
+        gpu_name, count, nodes = cfg.gpu.name, cfg.fit.count, cfg.nodes
+        # owned reserved capacity serves one-node placements
+        pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count
+                and nodes == 1]
         for market in market_order:
             spot = market is Market.SPOT
             if spot and hours_left is not None and ctx.spot_slack_check and (
@@ -382,10 +438,13 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
             for i, offer in enumerate(listed):
                 if not everywhere and not allowed(offer):
                     continue
-                price = prices[i]
+                if nodes > 1 and not cfg.takes(offer):
+                    continue
+                price = prices[i] * nodes  # the nodes are bought together
                 if spot:
+                    # any of the nodes preempted is a preemption of the job: N x hazard
                     f = floors[i]
-                    least = hours * (1 + (hz_min if f < 0 else f) * lost)
+                    least = hours * (1 + (hz_min if f < 0 else f) * nodes * lost)
                 else:
                     least = hours
                 floor = price * least  # no later (pricier) offer of this list costs less
@@ -412,7 +471,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                         source = "cloud advisor"
                     else:
                         hazard, source = preemptions_per_hour(offer, observed, defaults)
-                    n_pre = hazard * hours
+                    n_pre = hazard * nodes * hours
                     expected = hours + n_pre * lost
                 cost_f = price * expected
                 if budget_f is not None and cost_f > budget_f * (1 + 1e-9):
@@ -434,7 +493,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 cost: Decimal | None = None
                 if on_frontier or cost_f <= model_best * (1 + 1e-9) + 1e-6 or (
                         budget_f is not None and cost_f >= budget_f * (1 - 1e-9) - 1e-6):
-                    cost = _exact_cost(offer, expected)
+                    cost = _exact_cost(offer, expected, nodes)
                     if budget is not None and cost > budget:
                         continue
                 kept: _Found = (offer, cfg, expected, cost, n_pre, source)
@@ -475,20 +534,20 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 {m: _candidate(f) for m, (*_, f) in market_best.items()})
 
 
-def _exact_cost(offer: Offer, expected: float) -> Decimal:
-    return (offer.price_per_hour * Decimal(repr(expected))).quantize(
+def _exact_cost(offer: Offer, expected: float, nodes: int = 1) -> Decimal:
+    return (offer.price_per_hour * nodes * Decimal(repr(expected))).quantize(
         MICRO_USD, rounding=ROUND_HALF_EVEN)
 
 
 def _cost_of(found: _Found) -> Decimal:
     cost = found[3]
-    return cost if cost is not None else _exact_cost(found[0], found[2])
+    return cost if cost is not None else _exact_cost(found[0], found[2], found[1].nodes)
 
 
 def _candidate(found: _Found) -> Candidate:
     offer, cfg, expected, _, n_pre, source = found
     return Candidate(offer, cfg.fit, cfg.runtime, cfg.hours, expected, _cost_of(found),
-                     n_pre, source)
+                     n_pre, source, nodes=cfg.nodes, fabric=cfg.fabric)
 
 
 def require_work_inputs(workload: WorkloadSpec) -> None:
@@ -501,7 +560,7 @@ def require_work_inputs(workload: WorkloadSpec) -> None:
 
 
 def _rank_key(c: Candidate, by_time: bool) -> tuple[object, ...]:
-    tail = (c.offer.price_per_hour, c.offer.key)
+    tail = (c.price_per_hour, c.offer.key, c.nodes)
     if by_time:
         return (c.expected_hours, c.expected_cost, *tail)
     return (c.expected_cost, c.est_hours, *tail)
@@ -514,10 +573,16 @@ def _versus(c: Candidate, top: Candidate, by_time: bool) -> str:
     return f"{more} more than the top pick"
 
 
+def _head(c: Candidate) -> str:
+    """'H100 x8 spot in aws us-east-1a', '2 nodes of H100 x8 ... over EFA 3200 Gbps'."""
+    o = c.offer
+    over = f" over {c.fabric.label}" if c.fabric is not None and c.nodes > 1 else ""
+    return f"{c.shape} {o.market.value} in {o.cloud} {_where(o)}{over}"
+
+
 def fastest_reason(top: Candidate) -> str:
-    o = top.offer
-    return (f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}: the fastest "
-            f"within the limits: {top.expected_hours:.1f} h for {_money(top.expected_cost)}")
+    return (f"{_head(top)}: the fastest within the limits: {top.expected_hours:.1f} h for "
+            f"{_money(top.expected_cost)}")
 
 
 def _binding_constraint(
@@ -553,11 +618,12 @@ def _binding_constraint(
     avoided = False
     for cfg in found.configs:
         lost = _lost_hours_per_preemption(spec, cfg.hours, ctx.restart_overhead_hours)
-        pool = [o for o in owned if o.gpu == name and o.gpu_count == cfg.fit.count]
+        pool = [o for o in owned if o.gpu == name and o.gpu_count == cfg.fit.count
+                and cfg.nodes == 1]
         for market in markets:
             listed = index.sorted_offers(name, cfg.fit.count, market)
             for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
-                if not allowed(offer):
+                if not allowed(offer) or not cfg.takes(offer):
                     continue
                 if offer.place in ctx.avoid:
                     avoided = True
@@ -566,8 +632,8 @@ def _binding_constraint(
                 if offer.market is Market.SPOT:
                     hazard, _ = preemptions_per_hour(
                         offer, ctx.observed_preemptions, ctx.default_preemptions)
-                    expected += hazard * cfg.hours * lost
-                cost = offer.price_per_hour * Decimal(repr(expected))
+                    expected += hazard * cfg.nodes * cfg.hours * lost
+                cost = offer.price_per_hour * cfg.nodes * Decimal(repr(expected))
                 if best is None or cost < best[0]:
                     best = (cost, offer, cfg, lost)
                 break  # the cheapest allowed offer of this list is its best
@@ -575,16 +641,20 @@ def _binding_constraint(
         return ("avoided after repeated preemptions" if avoided
                 else "no offer in the allowed clouds/regions")
     cost, offer, cfg, lost = best
-    where = f"{offer.gpu} x{offer.gpu_count} {offer.market.value} {offer.cloud}"
+    shape = f"{name} x{cfg.fit.count}"
+    if cfg.nodes > 1:
+        shape = f"{cfg.nodes} nodes of {shape}"
+    where = f"{shape} {offer.market.value} {offer.cloud}"
+    price = offer.price_per_hour * cfg.nodes
     if budget is not None and cost > budget:
         return f"over the budget: {_money(cost)} at best ({where}), {_money(budget)} left"
-    if cap is not None and offer.price_per_hour > cap:
-        return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
+    if cap is not None and price > cap:
+        return (f"over the hourly cap: ${price}/h at best ({where}), "
                 f"cap ${cap}/h")
     if hours_left is not None:
         if cfg.hours > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
-                    f"on {name} x{cfg.fit.count}, {max(hours_left, 0.0):.1f} h left")
+                    f"on {shape}, {max(hours_left, 0.0):.1f} h left")
         if offer.market is Market.SPOT and (
                 cfg.hours + lost + ctx.restart_overhead_hours > hours_left):
             return "spot: no slack for a preemption before the deadline"
@@ -616,15 +686,14 @@ def _costs_vs(a: Decimal, b: Decimal) -> str:
 
 def top_reason(top: Candidate, others: Sequence[Candidate]) -> str:
     """One sentence on why the top pick wins, against the best other GPU model."""
-    o = top.offer
-    head = f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}"
+    head = _head(top)
     other = min(others, key=lambda c: c.expected_cost, default=None)
     if other is None:
         cost = _money(top.expected_cost)
         return f"{head}: the only GPU model that fits within the limits: {cost}"
-    p_top, p_other = top.offer.price_per_hour, other.offer.price_per_hour
+    p_top, p_other = top.price_per_hour, other.price_per_hour
     vs = _costs_vs(top.expected_cost, other.expected_cost)
-    name = f"{other.offer.gpu} x{other.offer.gpu_count}"
+    name = other.shape
     if p_top > p_other > 0:
         speed = other.est_hours / top.est_hours if top.est_hours > 0 else float("inf")
         return (f"{head}: {_ratio(float(p_top / p_other))} the price per hour of {name} but "

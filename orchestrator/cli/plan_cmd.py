@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from gpuopt.orchestrator.placement_inputs import PlannedJob
-    from gpuopt.policies.placement import Plan
+    from gpuopt.policies.placement import Candidate, Plan
 
 
 def register(app: typer.Typer) -> None:
@@ -54,7 +54,8 @@ def plan(
     settings = load_config(config)
     store = open_store_if_exists(settings.database.url)
     try:
-        planned = plan_spec(spec, settings, store, now, top=top, minimize=minimize)
+        planned = plan_spec(spec, settings, store, now, top=top, minimize=minimize,
+                            hint_nodes=True)
     finally:
         if store is not None:
             store.close()
@@ -66,6 +67,7 @@ def plan(
             "frontier": [c.to_json() for c in plan.frontier],
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
+            "more_nodes": planned.nodes_hint,
         }, indent=2))
         if not plan.candidates:
             raise typer.Exit(3)
@@ -96,8 +98,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         o = c.offer
         spot = o.market.value == "spot"
         rows.append([
-            str(i), f"{o.gpu_count}x{o.gpu}", f"{o.cloud}/{o.zone or o.region}",
-            o.instance_type, short_market(o.market.value), f"{o.price_per_hour:,.2f}",
+            str(i), gpus_cell(c), f"{o.cloud}/{o.zone or o.region}",
+            o.instance_type, short_market(o.market.value), f"{c.price_per_hour:,.2f}",
             f"{c.est_hours:,.1f}", f"{c.expected_cost:,.2f}", c.risk_level,
             f"{c.expected_preemptions:.1f}" if spot else "-",
         ])
@@ -108,6 +110,9 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         # Two lines that each fit 80 columns (messages are never wrapped for the width).
         console.print("expected $ includes expected preemption losses; od = on-demand\n"
                       "preempt. = expected preemptions over the run", style="dim")
+        if any(c.nodes > 1 for c in plan.candidates):
+            console.print("2x8xH100 = 2 nodes of 8 H100 each; $/h of all the nodes",
+                          style="dim")
         for line in measured_notes(plan):
             console.print(escape(line), style="dim")
     if plan.best is not None:
@@ -119,13 +124,21 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
     if plan.nearest_miss:
         console.print(f"[bold red]Fits nowhere:[/] {escape(plan.nearest_miss)}")
+    if planned.nodes_hint:
+        console.print(f"[bold]More nodes:[/] {escape(planned.nodes_hint)}")
+
+
+def gpus_cell(c: Candidate) -> str:
+    """'8xH100', or '2x8xH100' for two nodes of eight."""
+    one = f"{c.offer.gpu_count}x{c.offer.gpu}"
+    return one if c.nodes == 1 else f"{c.nodes}x{one}"
 
 
 def measured_notes(plan: Plan) -> list[str]:
     """Which shown configurations' figures come from measured runs (gpuopt calibration)."""
     seen: dict[str, list[str]] = {}
     for c in (*plan.candidates, *plan.frontier):
-        key = f"{c.offer.gpu} x{c.offer.gpu_count}"
+        key = c.shape
         if key in seen:
             continue
         notes = []
@@ -152,7 +165,7 @@ def frontier_lines(plan: Plan) -> list[str]:
         layout = f" {c.runtime.layout}" if c.runtime.layout not in ("", "1 GPU") else ""
         hours = format(c.expected_hours, ",.1f" if c.expected_hours >= 10 else ".2f")
         out.append(f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}"
-                   f"  {o.gpu} x{o.gpu_count}{layout} {o.market.value} {o.cloud} "
+                   f"  {c.shape}{layout} {o.market.value} {o.cloud} "
                    f"{o.zone or o.region}")
     return out
 

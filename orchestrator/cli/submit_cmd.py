@@ -79,8 +79,10 @@ def submit(
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
         clouds = None if launchable is None else _narrowed(settings, launchable)
-        planned = (plan_spec(spec, settings, store, now, top=5) if clouds is None
-                   else plan_spec(spec, settings, store, now, top=5, clouds=clouds))
+        planned = (plan_spec(spec, settings, store, now, top=5, hint_nodes=True)
+                   if clouds is None else
+                   plan_spec(spec, settings, store, now, top=5, hint_nodes=True,
+                             clouds=clouds))
         print_plan(spec.name or job_file.name, planned)
         if planned.plan.best is None:
             raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
