@@ -156,7 +156,7 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
     best = planned.plan.best
     assert best is not None
     text = first_attempt_task_yaml(new_job_id(spec.name or job.path.stem), job.path, job.text,
-                                   spec, best.offer, now)
+                                   spec, best.offer, now, nodes=best.nodes)
     out_console().out(text, end="", highlight=False)
 
 
