@@ -54,7 +54,9 @@ def attempt_record(a: AttemptRow, job: JobRow) -> AttemptRecord:
     return AttemptRecord(
         job_id=job.id, job_name=job.name, owner=job.owner, team=job.team, attempt=a.number,
         cloud=a.cloud, region=a.region, zone=a.zone, instance_type=a.instance_type,
-        gpu=a.gpu, gpu_count=a.gpu_count, market=a.market, price_per_hour=price,
+        # the GPUs of every node: GPU-hours, waste and utilisation count them all
+        gpu=a.gpu, gpu_count=a.gpu_count * max(1, a.num_nodes), market=a.market,
+        price_per_hour=price,
         on_demand_price_per_hour=from_micros(a.on_demand_price_per_hour_micros),
         started_at=a.started_at, ended_at=a.ended_at, end_reason=a.end_reason,
         wasted_seconds=a.wasted_seconds or 0.0, simulated=job.executor == SIMULATING_EXECUTOR,

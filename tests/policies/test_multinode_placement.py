@@ -121,3 +121,57 @@ def test_max_nodes_is_validated_with_the_line() -> None:
         spec("  max_nodes: 0\n")
     with pytest.raises(SpecError, match=r"resources.max_nodes"):
         spec("  max_nodes: 65\n")
+
+
+def test_the_deadline_policy_holds_the_nodes_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A governed multi-node job: the policy is asked once, over the places selling the
+    plan's instance type with its fabric, each priced for all the nodes; the spot it
+    picks is placed on the same number of nodes, costed for all of them."""
+    from datetime import timedelta
+
+    import gpuopt.policies.next_attempt as next_attempt
+    from gpuopt.policies.next_attempt import (
+        JobSoFar,
+        Placed,
+        SpotPolicyInputs,
+        decide_next_attempt,
+        plan_next_attempt,
+    )
+
+    offers = [
+        offer("p5.48xlarge", "98"),
+        offer("p5.48xlarge", "30", Market.SPOT, zone="r1a", bucket=1),
+        offer("p5.48xlarge", "31", Market.SPOT, zone="r1b", bucket=1),
+        offer("8x-H100_SXM-32-65536", "5", Market.SPOT, cloud="vast"),  # no fabric
+    ]
+    s = spec("  gpus: [H100]\n  max_nodes: 3\ndeadline: 200h\n"
+             "checkpoint:\n  dir: /tmp/ckpt\n")
+    index = OfferIndex.build(offers)
+    job = JobSoFar(submitted_at=NOW, deadline_at=NOW + timedelta(hours=200),
+                   budget_micros=None, spent_micros=0)
+    planned = plan_next_attempt(s, index, PlacementContext(now=NOW), job)
+    assert not isinstance(planned, next_attempt.NoPlace)
+    sp = planned.plan.best_in(Market.SPOT)
+    assert sp is not None and sp.nodes == 3
+    assert [(loc.where.place.zone, loc.price_per_hour) for loc in planned.locations] == [
+        ("r1a", Decimal("90")), ("r1b", Decimal("93"))]
+    asked: list[Decimal] = []
+    real = next_attempt.decide
+
+    def decide(live: object, locations: object, od: Decimal, history: object,
+               policy: str) -> object:
+        asked.append(od)
+        got = real(live, locations, od, history, policy)  # type: ignore[arg-type]
+        from dataclasses import replace
+
+        from gpuopt.policies.spot.model import spot
+        return replace(got, hold=spot(1), keep=False, target=locations[1])  # type: ignore[index]
+
+    monkeypatch.setattr(next_attempt, "decide", decide)
+    got = decide_next_attempt(s, index, planned, job, SpotPolicyInputs(
+        policy="auto", tick_s=30.0, restart_overhead_s=360.0, observations={}))
+    assert asked == [Decimal("294")]  # the on-demand price of all three nodes
+    assert isinstance(got, Placed) and got.candidate.nodes == 3
+    assert got.candidate.offer.zone == "r1b" and got.on_demand_price == Decimal("294")
+    assert got.candidate.expected_cost == Decimal("93") * Decimal(
+        repr(sp.expected_hours))
