@@ -17,7 +17,7 @@ from tests.conftest import REPO_ROOT
 from tests.jobs.executors.harness import processes_of, wait_for, wait_terminal
 
 SCRIPT = REPO_ROOT / "deploy" / "examples" / "train_nodes.py"
-STEPS, SLEEP = 600, 0.005  # >= 3 s of training; a checkpoint every 25 steps
+STEPS, SLEEP = 800, 0.005  # >= 4 s of training; a checkpoint every 25 steps
 RUN = (f"{shlex.quote(sys.executable)} {shlex.quote(str(SCRIPT))} "
        f"--steps {STEPS} --every 25 --sleep {SLEEP}")
 TWO_NODES = Placement(cloud="aws", region="us-east-1", instance_type="p5.48xlarge",
