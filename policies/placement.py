@@ -9,7 +9,12 @@ clouds, regions and markets becomes a candidate costed as
             checkpoint)) x price, with E[preemptions] = hazard x est_hours
 
 and candidates over the budget or the hourly cap, or unable to absorb one preemption
-before the deadline (spot), are left out with the reason. Pure: the caller hands in
+before the deadline (spot), are left out with the reason.
+
+With ``resources.max_nodes`` > 1, a count sold on an instance type with an inter-node
+fabric (providers/fabrics.py) is also tried on 2..max_nodes such instances: the runtime
+counts the fabric in its communication term, the price is N x the instance's, and any
+node's preemption is the job's (hazard N x one node's). Pure: the caller hands in
 the offers, the time and what was observed; nothing here reads a clock or a database.
 
 The reconcile loop's decision for a submitted job's next attempt builds on ``plan_job``
@@ -210,6 +215,7 @@ class _ModelSearch:
     sold: list[int] = field(default_factory=list)  # counts sold in the allowed places
     configs: list[_Config] = field(default_factory=list)  # fit memory (deadline or not)
     too_small: Fit | None = None  # the largest sold count's fit, when none fits
+    too_small_nodes: int = 1  # ... on this many nodes (the most it may span)
 
 
 def _search_model(
@@ -239,8 +245,11 @@ def _search_model(
                                          nodes, fabric))
     if sold and not found.configs:  # the reason names the largest sold count's need
         count = sold[-1]
-        largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
+        nodes = max_nodes if (fabrics or {}).get(count) else 1
+        over = count * nodes if workload.type == "finetune" else count  # (sharded over)
+        largest = max(layouts(arch, workload, over), key=lambda lay: lay.shard)
         found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload))
+        found.too_small_nodes = nodes
     return found
 
 
@@ -609,7 +618,9 @@ def _binding_constraint(
     if not found.configs:
         worst = found.too_small
         assert worst is not None
-        return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
+        on = (f"{found.too_small_nodes} nodes of {worst.count}" if found.too_small_nodes > 1
+              else str(worst.count))
+        return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {on} "
                 f"(largest sold), {usable_gib(GPUS[name]):.1f} GiB usable")
     budget = ctx.budget_left if ctx.budget_left is not None else spec.budget
     cap = spec.resources.max_price_per_hour
