@@ -34,7 +34,14 @@ from gpuopt.core.money import MICRO_USD
 from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.calibration import Calibration
-from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
+from gpuopt.jobs.estimate.fit import (
+    Fit,
+    Layout,
+    candidate_counts,
+    check_fit,
+    layouts,
+    usable_gib,
+)
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.runtime import EstimateCache, RuntimeEstimate, best_layout
 from gpuopt.jobs.spec import JobSpec, WorkloadSpec
@@ -236,8 +243,14 @@ def _search_model(
     for count in sold:
         shapes: list[tuple[int, Fabric | None]] = [(1, None)]
         shapes += [(n, f) for f in (fabrics or {}).get(count, ()) for n in range(2, max_nodes + 1)]
+        # the estimate depends on the fabric's speed only (inference: not at all)
+        known: dict[tuple[int, float], tuple[Layout, Fit, RuntimeEstimate] | None] = {}
         for nodes, fabric in shapes:
-            best = best_layout(arch, workload, gpu, count, estimates, nodes, fabric)
+            speed = fabric.gbps if fabric is not None and workload.type == "finetune" else 0.0
+            if (nodes, speed) not in known:
+                known[nodes, speed] = best_layout(arch, workload, gpu, count, estimates, nodes,
+                                                  fabric)
+            best = known[nodes, speed]
             if best is None:
                 continue
             _, fit, rt = best
@@ -309,9 +322,14 @@ def _sold_fabrics(index: OfferIndex, gpu: str, counts: Sequence[int],
     allowed place and market (providers/fabrics.py), fastest first."""
     out: dict[int, list[Fabric]] = {}
     for count in counts:
-        seen = {fabric for m in markets for o in index.sorted_offers(gpu, count, m)
-                if (everywhere or allowed(o))
-                and (fabric := fabric_for(o.cloud, o.instance_type)) is not None}
+        kinds = index.fabric_kinds(gpu, count)
+        seen: set[Fabric] = set()
+        for m in markets:
+            for fabric, o in index.with_fabric(gpu, count, m):
+                if len(seen) == len(kinds):
+                    break  # every fabric sold is allowed somewhere
+                if fabric not in seen and (everywhere or allowed(o)):
+                    seen.add(fabric)
         if seen:
             out[count] = sorted(seen, key=lambda f: (-f.gbps, f.name))
     return out
@@ -434,6 +452,7 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
+            fabric_of = index.offer_fabrics(gpu_name, count, market)  # (no pool: nodes > 1)
             hazards: tuple[float, ...] = ()
             floors: tuple[float, ...] = ()
             if spot:
@@ -446,8 +465,6 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
             list_hours = inf  # fastest offer of this list so far (all cheaper)
             for i, offer in enumerate(listed):
                 if not everywhere and not allowed(offer):
-                    continue
-                if nodes > 1 and not cfg.takes(offer):
                     continue
                 price = prices[i] * nodes  # the nodes are bought together
                 if spot:
@@ -470,6 +487,8 @@ def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext) -> Plan:
                             list_hours <= least or frontier.dominated(floor, least)):
                         break  # cannot enter the top N, the frontier, this model's best
                         # or this market's best
+                if nodes > 1 and fabric_of[i] != cfg.fabric:
+                    continue  # another fabric (the bounds above hold for any offer after)
                 if avoid and offer.place in avoid:
                     continue
                 n_pre, source = 0.0, ""

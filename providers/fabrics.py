@@ -14,7 +14,7 @@ waiting on every collective.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
@@ -22,7 +22,9 @@ from types import MappingProxyType
 class Fabric:
     name: str  # "EFA", "GPUDirect-TCPX", "InfiniBand NDR", ...
     gbps: float  # per instance, Gbit/s, as published
-    source: str  # the page the figure comes from
+    # the page the figure comes from (not part of the identity: two instance types with
+    # the same fabric at the same speed are interchangeable nodes for the planner)
+    source: str = field(compare=False)
 
     @property
     def bytes_per_s(self) -> float:
