@@ -534,9 +534,17 @@ class WorkloadSpec(_Strict):
         return None
 
 
+# SkyPilot launches any count; 64 nodes of 8 GPUs is beyond every job gpuopt places.
+MAX_NODES = 64
+
+
 class ResourcesSpec(_Strict):
     gpus: tuple[str, ...] = tuple(GPUS)
     max_gpus_per_node: int = Field(default=8, ge=1, le=16)
+    # Nodes (instances) one attempt may span; 1 (the default) keeps every job on one
+    # machine. More are used only on instance types with an inter-node fabric
+    # (providers/fabrics.py).
+    max_nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     # Registered clouds only (providers/clouds.py); default: all of them.
     clouds: tuple[str, ...] = Field(default_factory=cloud_names)
     regions: tuple[str, ...] | None = None

@@ -127,6 +127,7 @@ def placement_of(a: AttemptRow) -> Placement:
     return Placement(
         cloud=a.cloud, region=a.region or None, zone=a.zone, instance_type=a.instance_type
         or None, gpu=a.gpu or None, gpu_count=a.gpu_count, use_spot=a.market == "spot",
+        num_nodes=a.num_nodes,
     )
 
 

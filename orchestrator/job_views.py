@@ -27,7 +27,8 @@ def usd(micros: int | None) -> str | None:
 
 def where(a: AttemptRow) -> str:
     place = "/".join(p for p in (a.cloud, a.zone or a.region) if p)
-    return f"{a.gpu} x{a.gpu_count} {a.market} {place}"
+    nodes = f"{a.num_nodes} nodes of " if a.num_nodes > 1 else ""
+    return f"{nodes}{a.gpu} x{a.gpu_count} {a.market} {place}"
 
 
 def attempt_view(a: AttemptRow, now: datetime) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def attempt_view(a: AttemptRow, now: datetime) -> dict[str, Any]:
         "status": a.status,
         "cloud": a.cloud, "region": a.region, "zone": a.zone,
         "instance_type": a.instance_type, "gpu": a.gpu, "gpu_count": a.gpu_count,
+        "num_nodes": a.num_nodes,
         "market": a.market,
         "price_per_hour": usd(a.price_per_hour_micros),
         "on_demand_price_per_hour": usd(a.on_demand_price_per_hour_micros),

@@ -49,6 +49,8 @@ class PlannedJob:
     offer_count: int
     # the knobs off in the job that would make it fit, or fit cheaper (fit_advice.py)
     advice: tuple[str, ...] = ()
+    # more nodes than resources.max_nodes would be cheaper / the only fit (policies.node_hint)
+    nodes_hint: str | None = None
 
 
 def placement_context(
@@ -93,10 +95,13 @@ def plan_spec(
     now: datetime,
     submitted_at: datetime | None = None,
     observed: Mapping[Place, tuple[int, float]] | None = None,
+    hint_nodes: bool = False,
     **overrides: object,
 ) -> PlannedJob:
+    """``hint_nodes``: also say whether more nodes would pay (plans the job twice)."""
     from gpuopt.orchestrator.telemetry import load_calibration
     from gpuopt.policies.fit_advice import knob_advice
+    from gpuopt.policies.node_hint import more_nodes_hint
     from gpuopt.policies.placement import plan_job
 
     if "calibration" not in overrides:  # what finished attempts measured (issue 17)
@@ -106,7 +111,9 @@ def plan_spec(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
     )
     plan = plan_job(spec, index, ctx)
-    return PlannedJob(plan, source, as_of, count, knob_advice(spec, index, ctx, plan))
+    hint = more_nodes_hint(spec, index, ctx, plan) if hint_nodes else None
+    return PlannedJob(plan, source, as_of, count,
+                      advice=knob_advice(spec, index, ctx, plan), nodes_hint=hint)
 
 
 # -- the next attempt of a job (the reconcile loop) ------------------------------------

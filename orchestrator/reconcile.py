@@ -659,13 +659,15 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
     from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.store.jobs_repo import claim_attempt
 
-    offer = decision.candidate.offer
+    offer, nodes = decision.candidate.offer, decision.candidate.nodes
     number = len(attempts) + 1
     row = AttemptRow(
         job_id=job.id, number=number, cluster_name=cluster_name_for(job.id, number),
         cloud=offer.cloud, region=offer.region, zone=offer.zone,
         instance_type=offer.instance_type, gpu=offer.gpu, gpu_count=offer.gpu_count,
-        market=offer.market.value, price_per_hour_micros=to_micros(offer.price_per_hour),
+        num_nodes=nodes, market=offer.market.value,
+        # of all the nodes: the ledger charges the attempt's hours at this price
+        price_per_hour_micros=to_micros(decision.candidate.price_per_hour),
         on_demand_price_per_hour_micros=(
             to_micros(decision.on_demand_price) if decision.on_demand_price is not None
             else None
@@ -676,8 +678,8 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
     if host is not None:  # a local attempt: only this host will see its processes
         row.host, row.boot_id = host.host_id, host.boot_id or None
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region) if p)
-    placed = (f"{offer.gpu} x{offer.gpu_count} {offer.market.value} in "
-              f"{where} ({offer.instance_type}) at ${offer.price_per_hour}/h"
+    placed = (f"{decision.candidate.shape} {offer.market.value} in "
+              f"{where} ({offer.instance_type}) at ${decision.candidate.price_per_hour}/h"
               + (f"; {decision.note}" if decision.note else ""))
     if not claim_attempt(store, job.id, (job.status,), row, now, f"attempt {number}: {placed}"):
         return  # another loop placed it

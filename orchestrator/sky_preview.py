@@ -17,7 +17,7 @@ from gpuopt.providers.offer import Offer
 
 
 def first_attempt_task_yaml(job_id: str, job_file: Path, text: str, spec: JobSpec,
-                            offer: Offer, now: datetime) -> str:
+                            offer: Offer, now: datetime, nodes: int = 1) -> str:
     from gpuopt.jobs.executors.sky_task import build_sky_task, plan_task
     from gpuopt.orchestrator.attempts import attempt_spec
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -28,11 +28,13 @@ def first_attempt_task_yaml(job_id: str, job_file: Path, text: str, spec: JobSpe
     attempt = AttemptRow(
         job_id=job_id, number=1, cluster_name=cluster_name_for(job_id, 1), cloud=offer.cloud,
         region=offer.region, zone=offer.zone, instance_type=offer.instance_type,
-        gpu=offer.gpu, gpu_count=offer.gpu_count, market=offer.market.value,
+        gpu=offer.gpu, gpu_count=offer.gpu_count, num_nodes=nodes, market=offer.market.value,
         price_per_hour_micros=0, created_at=now, started_at=now)
     plan = plan_task(attempt_spec(job, spec, attempt))
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region,
                                  offer.instance_type) if p)
+    if nodes > 1:
+        where = f"{nodes} x {where}"
     try:
         task = build_sky_task(plan)
     except ValueError as err:  # SkyPilot's own validation against its catalog

@@ -76,8 +76,8 @@ def calibration_record(spec: JobSpec, a: AttemptRow, t: TelemetrySummary,
     from gpuopt.jobs.estimate.calibration import is_planned_gpu, record_for
     from gpuopt.providers.hardware import GPUS
 
-    if a.gpu not in GPUS or a.gpu_count < 1:
-        return None
+    if a.gpu not in GPUS or a.gpu_count < 1 or a.num_nodes > 1:
+        return None  # (calibration records are of one node)
     tps = t.tokens_per_second
     if tps is not None and not is_planned_gpu(GPUS[a.gpu].memory_gib, t.memory_total_mib):
         log.info("job %s attempt %d: measured on GPUs of %d MiB, not %s: its tokens/s is "

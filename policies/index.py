@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gpuopt.policies.hazard import advisor_hazard
+from gpuopt.providers.fabrics import Fabric, fabric_for
 from gpuopt.providers.offer import Market, Offer
 
 _Key = tuple[str, int, Market]
@@ -30,6 +31,11 @@ class OfferIndex:
     # The planner stops walking a spot list early with these bounds.
     spot_hazards: Mapping[_Key, tuple[float, ...]]
     spot_hazard_floor: Mapping[_Key, tuple[float, ...]]
+    # by_config's inter-node fabrics, in the same order (None: one node only), and the
+    # offers that have one (multi-node placements: providers/fabrics.py)
+    fabrics: Mapping[_Key, tuple[Fabric | None, ...]]
+    fabric_offers: Mapping[_Key, tuple[tuple[Fabric, Offer], ...]]
+    fabric_sets: Mapping[tuple[str, int], frozenset[Fabric]]  # (GPU, count): every fabric
 
     @classmethod
     def build(cls, offers: Iterable[Offer]) -> OfferIndex:
@@ -57,8 +63,18 @@ class OfferIndex:
                 least = -1.0 if h < 0 or least < 0 else min(least, h)
                 suffix.append(least)
             hazards[k], floors[k] = hz, tuple(reversed(suffix))
+        fabrics = {k: tuple(fabric_for(o.cloud, o.instance_type) for o in v)
+                   for k, v in ordered.items()}
+        kinds: dict[tuple[str, int], set[Fabric]] = {}
+        for (gpu, count, _), listed in fabrics.items():
+            kinds.setdefault((gpu, count), set()).update(f for f in listed if f is not None)
         return cls(
             by_config=MappingProxyType(ordered),
+            fabrics=MappingProxyType(fabrics),
+            fabric_sets=MappingProxyType({k: frozenset(v) for k, v in kinds.items()}),
+            fabric_offers=MappingProxyType({
+                k: tuple((f, o) for f, o in zip(fabrics[k], v, strict=True) if f is not None)
+                for k, v in ordered.items()}),
             spot_hazards=MappingProxyType(hazards),
             spot_hazard_floor=MappingProxyType(floors),
             float_prices=MappingProxyType(
@@ -78,6 +94,20 @@ class OfferIndex:
         """A spot list's advisor hazards and their suffix minima (see the fields)."""
         key = (gpu, count, Market.SPOT)
         return self.spot_hazards.get(key, ()), self.spot_hazard_floor.get(key, ())
+
+    def offer_fabrics(self, gpu: str, count: int, market: Market
+                      ) -> tuple[Fabric | None, ...]:
+        """Each sorted offer's inter-node fabric (None: none), in sorted_offers' order."""
+        return self.fabrics.get((gpu, count, market), ())
+
+    def with_fabric(self, gpu: str, count: int, market: Market
+                    ) -> tuple[tuple[Fabric, Offer], ...]:
+        """The sorted offers that have an inter-node fabric, with it."""
+        return self.fabric_offers.get((gpu, count, market), ())
+
+    def fabric_kinds(self, gpu: str, count: int) -> frozenset[Fabric]:
+        """Every fabric ``gpu`` x ``count`` is sold with (any market, anywhere)."""
+        return self.fabric_sets.get((gpu, count), frozenset())
 
     def counts(self, gpu: str) -> tuple[int, ...]:
         """The GPU counts per instance at which ``gpu`` is offered (any market, anywhere)."""

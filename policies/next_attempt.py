@@ -14,6 +14,10 @@ Two steps, so that the orchestrator loads only what the decision reads
    (policies.spot.live) over those locations with their availability history; for the
    others, the best placement of the plan (with the avoid list's fallback).
 
+A multi-node placement is one hold: its N nodes are one place's spot (or on-demand), held,
+kept, released and moved together, priced at N x the instance's price; the locations are
+the places selling its instance type's fabric (the plan's own N).
+
 A governed job is asked at every reconcile step, holding an attempt or not, exactly as
 ``gpuopt simulate`` asks the policy every tick: :class:`Keep` (the attempt goes on),
 :class:`Placed` (start this; the attempt held, if any, is stopped first), :class:`Wait`
@@ -44,6 +48,7 @@ from gpuopt.policies.spot.live import (
 )
 from gpuopt.policies.spot.model import Kind
 from gpuopt.policies.spot.observed import Observed, SpotPlace
+from gpuopt.providers.fabrics import fabric_for
 from gpuopt.providers.offer import Market, Offer
 
 MIN_REMAINING = 0.001  # a job reported done but not exited still needs a machine
@@ -136,15 +141,18 @@ def _locations(spec: JobSpec, index: OfferIndex, ctx: PlacementContext, best: Ca
     allowed, everywhere = offer_filter(spec, ctx)
     offers: dict[SpotPlace, Offer | None] = {}
     for o in index.sorted_offers(best.offer.gpu, best.offer.gpu_count, Market.SPOT):
+        if best.nodes > 1 and fabric_for(o.cloud, o.instance_type) != best.fabric:
+            continue  # the same N nodes need the same fabric
         if everywhere or allowed(o):
             offers.setdefault(_spot_place(o), o)  # cheapest first: the first one stays
     if holding.kind is Kind.SPOT and holding.place not in offers:
         assert holding.place is not None
         offers[holding.place] = None
 
-    def price(p: SpotPlace) -> Decimal:
+    def price(p: SpotPlace) -> Decimal:  # of the whole hold (every node)
         o = offers[p]
-        return o.price_per_hour if o is not None else held_price or Decimal(0)
+        return (o.price_per_hour * best.nodes if o is not None
+                else held_price or Decimal(0))
     ordered = sorted(offers, key=lambda p: (*p.place.sort_key, p.instance_type))
     return tuple(SpotLocation(p, price(p)) for p in ordered), offers
 
@@ -152,8 +160,8 @@ def _locations(spec: JobSpec, index: OfferIndex, ctx: PlacementContext, best: Ca
 def plan_next_attempt(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                       job: JobSoFar, held_price: Decimal | None = None
                       ) -> PlannedAttempt | NoPlace:
-    """Step 1 (module doc). ``held_price``: the hourly price of the spot held, for a
-    place no longer listed."""
+    """Step 1 (module doc). ``held_price``: the hourly price of the spot held (all its
+    nodes), for a place no longer listed."""
     budget = budget_left(job.budget_micros, job.spent_micros)
     if isinstance(budget, BudgetExhausted):
         return NoPlace(budget.reason)
@@ -196,7 +204,7 @@ def _plain(spec: JobSpec, index: OfferIndex, planned: PlannedAttempt, job: JobSo
 def _placed(index: OfferIndex, best: Candidate, note: str) -> Placed:
     o = best.offer
     od = index.on_demand_offer(o.cloud, o.region, o.instance_type)
-    return Placed(best, od.price_per_hour if od is not None else None, note)
+    return Placed(best, od.price_per_hour * best.nodes if od is not None else None, note)
 
 
 def live_job(planned: PlannedAttempt, job: JobSoFar, spot: SpotPolicyInputs) -> LiveJob:
@@ -221,7 +229,7 @@ def policy_decision(planned: PlannedAttempt, job: JobSoFar,
     assert od is not None
     history = history_of(planned.locations, spot.observations, job.submitted_at,
                          planned.ctx.now, spot.tick_s)
-    return decide(live_job(planned, job, spot), planned.locations, od.offer.price_per_hour,
+    return decide(live_job(planned, job, spot), planned.locations, od.price_per_hour,
                   history, spot.policy)
 
 
@@ -256,6 +264,6 @@ def decide_next_attempt(spec: JobSpec, index: OfferIndex, planned: PlannedAttemp
     sp = planned.plan.best_in(Market.SPOT)
     assert offer is not None and sp is not None  # the place held is kept, never targeted
     guess = "" if d.observation.known(d.hold.location or 0) else ", a try"
-    cost = offer.price_per_hour * Decimal(repr(sp.expected_hours))
+    cost = offer.price_per_hour * sp.nodes * Decimal(repr(sp.expected_hours))
     return _placed(index, replace(sp, offer=offer, expected_cost=cost),
                    f"deadline policy: spot{guess} ({slack})")

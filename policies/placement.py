@@ -9,7 +9,12 @@ clouds, regions and markets becomes a candidate costed as
             checkpoint)) x price, with E[preemptions] = hazard x est_hours
 
 and candidates over the budget or the hourly cap, or unable to absorb one preemption
-before the deadline (spot), are left out with the reason. Pure: the caller hands in
+before the deadline (spot), are left out with the reason.
+
+With ``resources.max_nodes`` > 1, a count sold on an instance type with an inter-node
+fabric (providers/fabrics.py) is also tried on 2..max_nodes such instances: the runtime
+counts the fabric in its communication term, the price is N x the instance's, and any
+node's preemption is the job's (hazard N x one node's). Pure: the caller hands in
 the offers, the time and what was observed; nothing here reads a clock or a database.
 
 The reconcile loop's decision for a submitted job's next attempt builds on ``plan_job``
@@ -29,7 +34,14 @@ from gpuopt.core.money import MICRO_USD
 from gpuopt.core.places import Place
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate.calibration import Calibration
-from gpuopt.jobs.estimate.fit import Fit, candidate_counts, check_fit, layouts, usable_gib
+from gpuopt.jobs.estimate.fit import (
+    Fit,
+    Layout,
+    candidate_counts,
+    check_fit,
+    layouts,
+    usable_gib,
+)
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.runtime import (
     EstimateCache,
@@ -41,6 +53,7 @@ from gpuopt.jobs.spec import JobSpec, WorkloadSpec
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS, min_hazard, preemptions_per_hour
 from gpuopt.policies.index import OfferIndex
 from gpuopt.providers.clouds import cloud_names, default_preemptions_per_hour
+from gpuopt.providers.fabrics import Fabric, fabric_for
 from gpuopt.providers.hardware import GPUS, GpuSpec
 from gpuopt.providers.offer import Market, Offer
 
@@ -88,6 +101,8 @@ class PlacementContext:
     # Deadlines are checked at the p90 of the runtime estimate's held-out error
     # (jobs/estimate/runtime.hours_interval); off where runs take their estimate exactly.
     pessimistic_deadline: bool = True
+    # The most nodes one placement may span; None: the job's resources.max_nodes.
+    max_nodes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +116,19 @@ class Candidate:
     expected_preemptions: float
     hazard_source: str  # "cloud advisor" | "observed" | "default" | "" (not spot)
     reason: str = ""
+    nodes: int = 1  # instances of ``offer`` held together (one cluster)
+    fabric: Fabric | None = None  # what joins them (nodes > 1)
+
+    @property
+    def price_per_hour(self) -> Decimal:
+        """Of all the nodes together."""
+        return self.offer.price_per_hour * self.nodes
+
+    @property
+    def shape(self) -> str:
+        """'H100 x8', or '2 nodes of H100 x8'."""
+        one = f"{self.offer.gpu} x{self.offer.gpu_count}"
+        return one if self.nodes == 1 else f"{self.nodes} nodes of {one}"
 
     @property
     def cost_range(self) -> tuple[Decimal, Decimal]:
@@ -134,7 +162,10 @@ class Candidate:
             "zone": o.zone,
             "instance_type": o.instance_type,
             "market": o.market.value,
+            "nodes": self.nodes,
+            "fabric": self.fabric.label if self.fabric is not None else None,
             "price_per_hour": float(o.price_per_hour),
+            "price_per_hour_all_nodes": float(self.price_per_hour),
             "est_hours": round(self.est_hours, 4),
             "expected_hours": round(self.expected_hours, 4),
             "expected_cost": float(self.expected_cost),
@@ -187,6 +218,12 @@ class _Config:
     fit: Fit
     runtime: RuntimeEstimate
     hours: float  # uninterrupted hours for the remaining work
+    nodes: int = 1
+    fabric: Fabric | None = None  # the offers it takes have this fabric (nodes > 1)
+
+    def takes(self, offer: Offer) -> bool:
+        """Can this configuration use the offer (a multi-node one: of its fabric)?"""
+        return self.nodes == 1 or fabric_for(offer.cloud, offer.instance_type) == self.fabric
 
 
 def _hours_left(ctx: PlacementContext) -> float | None:
@@ -202,6 +239,7 @@ class _ModelSearch:
     sold: list[int] = field(default_factory=list)  # counts sold in the allowed places
     configs: list[_Config] = field(default_factory=list)  # fit memory (deadline or not)
     too_small: Fit | None = None  # the largest sold count's fit, when none fits
+    too_small_nodes: int = 1  # ... on this many nodes (the most it may span)
 
 
 def _search_model(
@@ -211,21 +249,38 @@ def _search_model(
     sold: list[int],
     ctx: PlacementContext,
     estimates: EstimateCache,
+    fabrics: Mapping[int, Sequence[Fabric]] | None = None,
+    max_nodes: int = 1,
 ) -> _ModelSearch:
     """Every sold count of one GPU model: its memory fit and, when it fits, its speed in
-    the fastest layout (data parallel; tensor parallel or replicas for inference)."""
+    the fastest layout (data parallel; tensor parallel or replicas for inference); and
+    for the counts sold with a fabric (``fabrics``), the same on 2..``max_nodes`` nodes
+    over each fabric."""
     found = _ModelSearch(sold=sold)
     for count in sold:
-        best = best_layout(arch, workload, gpu, count, estimates)
-        if best is None:
-            continue
-        _, fit, rt = best
-        found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction))
+        shapes: list[tuple[int, Fabric | None]] = [(1, None)]
+        shapes += [(n, f) for f in (fabrics or {}).get(count, ()) for n in range(2, max_nodes + 1)]
+        # the estimate depends on the fabric's speed only (inference: not at all)
+        known: dict[tuple[int, float], tuple[Layout, Fit, RuntimeEstimate] | None] = {}
+        for nodes, fabric in shapes:
+            speed = fabric.gbps if fabric is not None and workload.type == "finetune" else 0.0
+            if (nodes, speed) not in known:
+                known[nodes, speed] = best_layout(arch, workload, gpu, count, estimates, nodes,
+                                                  fabric)
+            best = known[nodes, speed]
+            if best is None:
+                continue
+            _, fit, rt = best
+            found.configs.append(_Config(gpu, fit, rt, rt.hours * ctx.remaining_fraction,
+                                         nodes, fabric))
     if sold and not found.configs:  # the reason names the largest sold count's need
         count = sold[-1]
-        largest = max(layouts(arch, workload, count), key=lambda lay: lay.shard)
+        nodes = max_nodes if (fabrics or {}).get(count) else 1
+        over = count * nodes if workload.type == "finetune" else count  # (sharded over)
+        largest = max(layouts(arch, workload, over), key=lambda lay: lay.shard)
         found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload),
                                     workload)
+        found.too_small_nodes = nodes
     return found
 
 
@@ -276,6 +331,26 @@ def _sold_counts(index: OfferIndex, gpu: str, max_gpus: int, markets: tuple[Mark
                any(allowed(o) for o in index.sorted_offers(gpu, count, m)) for m in markets):
             counts.add(count)
     return sorted(c for c in counts if c <= max_gpus)
+
+
+def _sold_fabrics(index: OfferIndex, gpu: str, counts: Sequence[int],
+                  markets: tuple[Market, ...], allowed: Callable[[Offer], bool],
+                  everywhere: bool) -> dict[int, list[Fabric]]:
+    """For each count of ``gpu``, the fabrics of the instance types selling it in an
+    allowed place and market (providers/fabrics.py), fastest first."""
+    out: dict[int, list[Fabric]] = {}
+    for count in counts:
+        kinds = index.fabric_kinds(gpu, count)
+        seen: set[Fabric] = set()
+        for m in markets:
+            for fabric, o in index.with_fabric(gpu, count, m):
+                if len(seen) == len(kinds):
+                    break  # every fabric sold is allowed somewhere
+                if fabric not in seen and (everywhere or allowed(o)):
+                    seen.add(fabric)
+        if seen:
+            out[count] = sorted(seen, key=lambda f: (-f.gbps, f.name))
+    return out
 
 
 # What the walk keeps of a placement: offer, configuration, expected hours, expected
@@ -373,6 +448,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     by_time = ctx.minimize == "time"
     hz_min = min_hazard(ctx.observed_preemptions, ctx.default_preemptions)
     allowed, everywhere = offer_filter(spec, ctx)
+    max_nodes = ctx.max_nodes if ctx.max_nodes is not None else spec.resources.max_nodes
 
     # memory does not depend on the GPU model: once per count
     estimates = EstimateCache(ctx.calibration)
@@ -381,12 +457,17 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     for name in spec.resources.gpus:
         sold = _sold_counts(index, name, spec.resources.max_gpus_per_node, markets, allowed,
                             owned, everywhere)
-        found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates)
+        fabrics = (_sold_fabrics(index, name, sold, markets, allowed, everywhere)
+                   if max_nodes > 1 else {})
+        found = _search_model(arch, workload, GPUS[name], sold, ctx, estimates, fabrics,
+                              max_nodes)
         searched[name] = found
         # the deadline is checked at the pessimistic end of the estimate (its p90)
         configs += [c for c in found.configs
                     if hours_left is None or c.hours * slow <= hours_left]
-    configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count))  # fastest first
+    # fastest first
+    configs.sort(key=lambda c: (c.hours, c.gpu.name, c.fit.count, c.nodes,
+                                c.fabric.label if c.fabric else ""))
 
     # What the walk keeps is a _Found tuple; a Candidate is made only for the survivors.
     heap: list[tuple[float, float, int, _Found]] = []  # the top N, worst at heap[0]
@@ -405,8 +486,10 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     for cfg in configs:
         hours = cfg.hours
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
-        gpu_name, count = cfg.gpu.name, cfg.fit.count
-        pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count]
+        gpu_name, count, nodes = cfg.gpu.name, cfg.fit.count, cfg.nodes
+        # owned reserved capacity serves one-node placements
+        pool = [o for o in owned if o.gpu == gpu_name and o.gpu_count == count
+                and nodes == 1]
         for market in market_order:
             spot = market is Market.SPOT
             if spot and hours_left is not None and ctx.spot_slack_check and (
@@ -414,6 +497,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                 continue  # no slack for one preemption before the deadline
             listed = index.sorted_offers(gpu_name, count, market)
             prices = index.sorted_prices(gpu_name, count, market)
+            fabric_of = index.offer_fabrics(gpu_name, count, market)  # (no pool: nodes > 1)
             hazards: tuple[float, ...] = ()
             floors: tuple[float, ...] = ()
             if spot:
@@ -427,10 +511,11 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
             for i, offer in enumerate(listed):
                 if not everywhere and not allowed(offer):
                     continue
-                price = prices[i]
+                price = prices[i] * nodes  # the nodes are bought together
                 if spot:
+                    # any of the nodes preempted is a preemption of the job: N x hazard
                     f = floors[i]
-                    least = hours * (1 + (hz_min if f < 0 else f) * lost)
+                    least = hours * (1 + (hz_min if f < 0 else f) * nodes * lost)
                 else:
                     least = hours
                 floor = price * least  # no later (pricier) offer of this list costs less
@@ -447,6 +532,8 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                             list_hours <= least or frontier.dominated(floor, least)):
                         break  # cannot enter the top N, the frontier, this model's best
                         # or this market's best
+                if nodes > 1 and fabric_of[i] != cfg.fabric:
+                    continue  # another fabric (the bounds above hold for any offer after)
                 if avoid and offer.place in avoid:
                     continue
                 n_pre, source = 0.0, ""
@@ -457,7 +544,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                         source = "cloud advisor"
                     else:
                         hazard, source = preemptions_per_hour(offer, observed, defaults)
-                    n_pre = hazard * hours
+                    n_pre = hazard * nodes * hours
                     expected = hours + n_pre * lost
                 cost_f = price * expected
                 if budget_f is not None and cost_f > budget_f * (1 + 1e-9):
@@ -479,7 +566,7 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                 cost: Decimal | None = None
                 if on_frontier or cost_f <= model_best * (1 + 1e-9) + 1e-6 or (
                         budget_f is not None and cost_f >= budget_f * (1 - 1e-9) - 1e-6):
-                    cost = _exact_cost(offer, expected)
+                    cost = _exact_cost(offer, expected, nodes)
                     if budget is not None and cost > budget:
                         continue
                 kept: _Found = (offer, cfg, expected, cost, n_pre, source)
@@ -520,20 +607,20 @@ def _plan(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
                 {m: _candidate(f) for m, (*_, f) in market_best.items()})
 
 
-def _exact_cost(offer: Offer, expected: float) -> Decimal:
-    return (offer.price_per_hour * Decimal(repr(expected))).quantize(
+def _exact_cost(offer: Offer, expected: float, nodes: int = 1) -> Decimal:
+    return (offer.price_per_hour * nodes * Decimal(repr(expected))).quantize(
         MICRO_USD, rounding=ROUND_HALF_EVEN)
 
 
 def _cost_of(found: _Found) -> Decimal:
     cost = found[3]
-    return cost if cost is not None else _exact_cost(found[0], found[2])
+    return cost if cost is not None else _exact_cost(found[0], found[2], found[1].nodes)
 
 
 def _candidate(found: _Found) -> Candidate:
     offer, cfg, expected, _, n_pre, source = found
     return Candidate(offer, cfg.fit, cfg.runtime, cfg.hours, expected, _cost_of(found),
-                     n_pre, source)
+                     n_pre, source, nodes=cfg.nodes, fabric=cfg.fabric)
 
 
 def require_work_inputs(workload: WorkloadSpec) -> None:
@@ -546,7 +633,7 @@ def require_work_inputs(workload: WorkloadSpec) -> None:
 
 
 def _rank_key(c: Candidate, by_time: bool) -> tuple[object, ...]:
-    tail = (c.offer.price_per_hour, c.offer.key)
+    tail = (c.price_per_hour, c.offer.key, c.nodes)
     if by_time:
         return (c.expected_hours, c.expected_cost, *tail)
     return (c.expected_cost, c.est_hours, *tail)
@@ -559,10 +646,16 @@ def _versus(c: Candidate, top: Candidate, by_time: bool) -> str:
     return f"{more} more than the top pick"
 
 
+def _head(c: Candidate) -> str:
+    """'H100 x8 spot in aws us-east-1a', '2 nodes of H100 x8 ... over EFA 3200 Gbps'."""
+    o = c.offer
+    over = f" over {c.fabric.label}" if c.fabric is not None and c.nodes > 1 else ""
+    return f"{c.shape} {o.market.value} in {o.cloud} {_where(o)}{over}"
+
+
 def fastest_reason(top: Candidate) -> str:
-    o = top.offer
-    return (f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}: the fastest "
-            f"within the limits: {top.expected_hours:.1f} h for {_money(top.expected_cost)}")
+    return (f"{_head(top)}: the fastest within the limits: {top.expected_hours:.1f} h for "
+            f"{_money(top.expected_cost)}")
 
 
 def _binding_constraint(
@@ -590,7 +683,9 @@ def _binding_constraint(
     if not found.configs:
         worst = found.too_small
         assert worst is not None
-        return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {worst.count} "
+        on = (f"{found.too_small_nodes} nodes of {worst.count}" if found.too_small_nodes > 1
+              else str(worst.count))
+        return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {on} "
                 f"(largest sold), {usable_gib(GPUS[name], spec.workload, worst.count):.1f} GiB "
                 "usable")
     cap = spec.resources.max_price_per_hour
@@ -599,11 +694,12 @@ def _binding_constraint(
     avoided = False
     for cfg in found.configs:
         lost = _lost_hours_per_preemption(spec, cfg.hours, ctx.restart_overhead_hours)
-        pool = [o for o in owned if o.gpu == name and o.gpu_count == cfg.fit.count]
+        pool = [o for o in owned if o.gpu == name and o.gpu_count == cfg.fit.count
+                and cfg.nodes == 1]
         for market in markets:
             listed = index.sorted_offers(name, cfg.fit.count, market)
             for offer in (*pool, *listed) if market is Market.ON_DEMAND else listed:
-                if not allowed(offer):
+                if not allowed(offer) or not cfg.takes(offer):
                     continue
                 if offer.place in ctx.avoid:
                     avoided = True
@@ -612,8 +708,8 @@ def _binding_constraint(
                 if offer.market is Market.SPOT:
                     hazard, _ = preemptions_per_hour(
                         offer, ctx.observed_preemptions, ctx.default_preemptions)
-                    expected += hazard * cfg.hours * lost
-                cost = offer.price_per_hour * Decimal(repr(expected))
+                    expected += hazard * cfg.nodes * cfg.hours * lost
+                cost = offer.price_per_hour * cfg.nodes * Decimal(repr(expected))
                 if best is None or cost < best[0]:
                     best = (cost, offer, cfg, lost)
                 break  # the cheapest allowed offer of this list is its best
@@ -621,18 +717,22 @@ def _binding_constraint(
         return ("avoided after repeated preemptions" if avoided
                 else "no offer in the allowed clouds/regions")
     cost, offer, cfg, lost = best
-    where = f"{offer.gpu} x{offer.gpu_count} {offer.market.value} {offer.cloud}"
+    shape = f"{name} x{cfg.fit.count}"
+    if cfg.nodes > 1:
+        shape = f"{cfg.nodes} nodes of {shape}"
+    where = f"{shape} {offer.market.value} {offer.cloud}"
+    price = offer.price_per_hour * cfg.nodes
     if budget is not None and cost > budget:
         return f"over the budget: {_money_up(cost)} at best ({where}), {_money(budget)} left"
-    if cap is not None and offer.price_per_hour > cap:
-        return (f"over the hourly cap: ${offer.price_per_hour}/h at best ({where}), "
+    if cap is not None and price > cap:
+        return (f"over the hourly cap: ${price}/h at best ({where}), "
                 f"cap ${cap}/h")
     if hours_left is not None:
         slow = (max(1.0, hours_interval(spec.workload.type)[1]) if ctx.pessimistic_deadline
                 else 1.0)
         if cfg.hours * slow > hours_left:
             return (f"cannot meet the deadline even on-demand: needs {cfg.hours:.1f} h "
-                    f"(p90 {cfg.hours * slow:.1f} h) on {name} x{cfg.fit.count}, "
+                    f"(p90 {cfg.hours * slow:.1f} h) on {shape}, "
                     f"{max(hours_left, 0.0):.1f} h left")
         if offer.market is Market.SPOT and (
                 cfg.hours * slow + lost + ctx.restart_overhead_hours > hours_left):
@@ -665,15 +765,14 @@ def _costs_vs(a: Decimal, b: Decimal) -> str:
 
 def top_reason(top: Candidate, others: Sequence[Candidate]) -> str:
     """One sentence on why the top pick wins, against the best other GPU model."""
-    o = top.offer
-    head = f"{o.gpu} x{o.gpu_count} {o.market.value} in {o.cloud} {_where(o)}"
+    head = _head(top)
     other = min(others, key=lambda c: c.expected_cost, default=None)
     if other is None:
         cost = _money(top.expected_cost)
         return f"{head}: the only GPU model that fits within the limits: {cost}"
-    p_top, p_other = top.offer.price_per_hour, other.offer.price_per_hour
+    p_top, p_other = top.price_per_hour, other.price_per_hour
     vs = _costs_vs(top.expected_cost, other.expected_cost)
-    name = f"{other.offer.gpu} x{other.offer.gpu_count}"
+    name = other.shape
     if p_top > p_other > 0:
         speed = other.est_hours / top.est_hours if top.est_hours > 0 else float("inf")
         return (f"{head}: {_ratio(float(p_top / p_other))} the price per hour of {name} but "

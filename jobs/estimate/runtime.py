@@ -41,6 +41,7 @@ from gpuopt.jobs.estimate.memory.training import lora_params
 from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes
 from gpuopt.jobs.estimate.utilisation import training_mfu
 from gpuopt.jobs.spec import WorkloadSpec
+from gpuopt.providers.fabrics import Fabric
 from gpuopt.providers.hardware import GpuSpec
 
 # Achieved utilisation of fine-tuning (by model size, method, GPU and framework):
@@ -121,27 +122,56 @@ def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
     return lora_params(arch, workload.lora_targets, workload.lora_rank)
 
 
-def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int,
-                             trainable: int | None = None) -> float:
-    """Bytes each GPU sends per optimizer step (ring collectives: 2 (n-1)/n x payload)."""
-    if gpus <= 1:
-        return 0.0
-    frac = (gpus - 1) / gpus  # share of a ring collective's payload each GPU sends
+def _comm_payload(arch: Architecture, workload: WorkloadSpec,
+                  trainable: int | None = None) -> tuple[float, float]:
+    """(bytes a step's collectives move, ring factor): a ring collective over k members
+    sends ``factor x (k-1)/k x payload`` bytes through each member's link."""
     if trainable is None:
         trainable = trainable_params(arch, workload)
     grad_bytes = 2.0 * trainable  # 16-bit gradients
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
         # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
         # again in backward (ZeRO-3 / FSDP FULL_SHARD)
-        return frac * (grad_bytes + 2 * 2.0 * arch.params)
-    return 2 * frac * grad_bytes  # ring all-reduce = reduce-scatter + all-gather
+        return grad_bytes + 2 * 2.0 * arch.params, 1.0
+    return grad_bytes, 2.0  # ring all-reduce = reduce-scatter + all-gather
+
+
+def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int,
+                             trainable: int | None = None) -> float:
+    """Bytes each GPU sends per optimizer step inside one node (ring collectives)."""
+    if gpus <= 1:
+        return 0.0
+    payload, factor = _comm_payload(arch, workload, trainable)
+    return factor * (gpus - 1) / gpus * payload
+
+
+def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+                 nodes: int = 1, fabric: Fabric | None = None,
+                 trainable: int | None = None) -> float:
+    """One step's collectives over ``gpus`` GPUs spread evenly over ``nodes`` nodes,
+    hierarchical as NCCL runs them: inside each node over the GPUs' own link, then
+    between the nodes, each GPU carrying its 1/per-node share of the payload over its
+    share of the node's fabric (so the node's fabric moves ``factor x (N-1)/N x
+    payload``), then inside the node again (counted in the first term's factor)."""
+    per_node = gpus // nodes
+    intra = _comm_bytes_per_gpu_step(arch, workload, per_node, trainable) / (
+        gpu.link_gbps * 1e9 * LINK_EFFICIENCY)
+    if nodes <= 1:
+        return intra
+    if fabric is None:
+        raise ValueError("a multi-node estimate needs the instances' fabric")
+    payload, factor = _comm_payload(arch, workload, trainable)
+    inter = factor * (nodes - 1) / nodes * payload / (fabric.bytes_per_s * LINK_EFFICIENCY)
+    return intra + inter
 
 
 def scaling_efficiency(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int, mfu: float,
     trainable: int | None = None, flops_per_token: float | None = None,
+    nodes: int = 1, fabric: Fabric | None = None,
 ) -> float:
-    """compute / (compute + exposed communication) for one optimizer step."""
+    """compute / (compute + exposed communication) for one optimizer step; ``gpus`` is
+    the total over ``nodes`` nodes joined by ``fabric``."""
     if gpus <= 1:
         return 1.0
     if flops_per_token is None:
@@ -152,9 +182,7 @@ def scaling_efficiency(
         * tokens_per_step
         / (gpu.tflops_for(workload.compute_precision) * 1e12 * mfu * gpus)
     )
-    comm_s = _comm_bytes_per_gpu_step(arch, workload, gpus, trainable) / (
-        gpu.link_gbps * 1e9 * LINK_EFFICIENCY
-    )
+    comm_s = comm_seconds(arch, workload, gpu, gpus, nodes, fabric, trainable)
     exposed = max(0.0, comm_s - COMM_OVERLAP * compute_s) if comm_s > 0 else 0.0
     exposed = max(exposed, (1 - COMM_OVERLAP) * comm_s)
     return compute_s / (compute_s + exposed)
@@ -164,16 +192,19 @@ def training_runtime(
     arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
     trainable: int | None = None, layout: str = "", flops_per_token: float | None = None,
     coefficients: Mapping[str, float] | None = None,
+    nodes: int = 1, fabric: Fabric | None = None,
 ) -> RuntimeEstimate:
     """``trainable`` and ``flops_per_token`` are the job's own figures (computed here
-    when not given; a planner computes them once per job)."""
+    when not given; a planner computes them once per job). ``gpus`` is the total over
+    ``nodes`` nodes joined by ``fabric``."""
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
     if flops_per_token is None:
         flops_per_token = training_flops_per_token(arch, workload)
     mfu = training_mfu(arch, workload, gpu)
-    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token)
+    scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token,
+                                 nodes, fabric)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
     tps = flops_per_s / flops_per_token * correction.factor(
         correction.features(workload), COEFFICIENTS if coefficients is None else coefficients)
@@ -370,18 +401,28 @@ def calibrated_runtime(rt: RuntimeEstimate, calibration: Calibration, arch: Arch
 
 
 def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
-                estimates: EstimateCache | None = None,
+                estimates: EstimateCache | None = None, nodes: int = 1,
+                fabric: Fabric | None = None,
                 ) -> tuple[Layout, Fit, RuntimeEstimate] | None:
-    """The fastest way to run the job on ``gpus`` x ``gpu`` whose memory fits, or None."""
+    """The fastest way to run the job on ``nodes`` nodes of ``gpus`` x ``gpu`` whose
+    memory fits, or None. Over several nodes (joined by ``fabric``), fine-tuning is data
+    parallel over every GPU (ZeRO/FSDP shard over all of them), and inference runs each
+    node's layout as independent replicas on every node. Measured records (calibration)
+    are of one node: they correct one-node estimates only."""
     cache = estimates or EstimateCache()
     best: tuple[Layout, Fit, RuntimeEstimate] | None = None
-    for lay in cache.layouts(gpus, arch, workload):
+    total = gpus * nodes
+    finetune = workload.type == "finetune"
+    for lay in cache.layouts(total if finetune else gpus, arch, workload):
         fit = cache.fit(gpu, lay.shard, arch, workload)
         if not fit.fits:
             continue
-        if workload.type == "finetune":
-            rt = training_runtime(arch, workload, gpu, gpus, cache.trainable(arch, workload),
-                                  lay.name, cache.flops_per_token(arch, workload))
+        if nodes > 1 and not finetune:  # the node's layout, on every node
+            lay = Layout(lay.shard, lay.replicas * nodes, lay.name)
+        if finetune:
+            rt = training_runtime(arch, workload, gpu, total, cache.trainable(arch, workload),
+                                  lay.name, cache.flops_per_token(arch, workload),
+                                  nodes=nodes, fabric=fabric)
         else:
             est = cache.get(lay.shard, arch, workload)
             mem = _inference_memory(arch, workload, lay.shard, est, fit)
@@ -389,7 +430,7 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
         if best is None or rt.hours < best[2].hours:
             best = (lay, Fit(fit.gpu, gpus, fit.per_gpu_gib, fit.free_gib, fit.concurrency,
                              fit.memory_source), rt)
-    if best is not None and cache.calibration:
+    if best is not None and cache.calibration and nodes == 1:
         best = (best[0], best[1], calibrated_runtime(best[2], cache.calibration, arch,
                                                      workload, gpu, gpus, cache.model_tps))
     return best

@@ -57,8 +57,9 @@ class Placement:
     zone: str | None = None
     instance_type: str | None = None
     gpu: str | None = None  # canonical name from providers.hardware
-    gpu_count: int = 0
+    gpu_count: int = 0  # per node
     use_spot: bool = False
+    num_nodes: int = 1  # instances of ``instance_type`` the attempt holds together
 
 
 LOCAL_PLACEMENT = Placement(cloud="local")

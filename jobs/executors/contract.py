@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
@@ -19,6 +19,17 @@ ENV_CHECKPOINT_DIR = "GPUOPT_CHECKPOINT_DIR"
 ENV_RESUME = "GPUOPT_RESUME"
 ENV_PROGRESS_FILE = "GPUOPT_PROGRESS_FILE"
 ENV_CLUSTER_NAME = "GPUOPT_CLUSTER_NAME"
+# The nodes of one attempt (every attempt has them; one node: rank 0 of 1). On SkyPilot
+# they are mapped from SkyPilot's own (SKYPILOT_NODE_RANK, SKYPILOT_NUM_NODES,
+# SKYPILOT_NODE_IPS) by the run command (SKYPILOT_NODE_ENV); the local executor sets
+# them for each of its N processes.
+ENV_NODE_RANK = "GPUOPT_NODE_RANK"
+ENV_NUM_NODES = "GPUOPT_NUM_NODES"
+ENV_NODE_IPS = "GPUOPT_NODE_IPS"  # one address a line, rank 0's first
+ENV_MASTER_ADDR = "GPUOPT_MASTER_ADDR"  # rank 0's address
+ENV_MASTER_PORT = "GPUOPT_MASTER_PORT"
+# torchrun's default rendezvous port: a SkyPilot cluster's nodes are the attempt's own.
+DEFAULT_MASTER_PORT = 29500
 # The store keeps progress as BIGINT (PostgreSQL int8, SQLite's 8-byte INTEGER): a value
 # beyond it is the program's mistake and is ignored (logged), never fails a reconcile step.
 MAX_PROGRESS = 2**63 - 1
@@ -31,6 +42,21 @@ CONTRACT_VARS = (
     ENV_RESUME,
     ENV_PROGRESS_FILE,
     ENV_CLUSTER_NAME,
+    ENV_NODE_RANK,
+    ENV_NUM_NODES,
+    ENV_NODE_IPS,
+    ENV_MASTER_ADDR,
+    ENV_MASTER_PORT,
+)
+
+# Prepended to the run command on a SkyPilot node: the contract's node variables from
+# SkyPilot's (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html).
+SKYPILOT_NODE_ENV = (
+    f'export {ENV_NODE_RANK}="${{SKYPILOT_NODE_RANK:-0}}"\n'
+    f'export {ENV_NUM_NODES}="${{SKYPILOT_NUM_NODES:-1}}"\n'
+    f'export {ENV_NODE_IPS}="${{SKYPILOT_NODE_IPS:-127.0.0.1}}"\n'
+    f'export {ENV_MASTER_ADDR}="$(printf \'%s\\n\' "${ENV_NODE_IPS}" | head -n 1)"\n'
+    f'export {ENV_MASTER_PORT}={DEFAULT_MASTER_PORT}\n'
 )
 
 
@@ -64,6 +90,15 @@ def contract_env(spec: AttemptSpec, *, checkpoint_dir: str, progress_file: str) 
         }
     )
     return env
+
+
+def node_env(rank: int, ips: Sequence[str], master_port: int) -> dict[str, str]:
+    """The node variables of node ``rank`` of ``len(ips)`` (the local executor's)."""
+    if not ips or not 0 <= rank < len(ips):
+        raise ValueError(f"node rank {rank} of {len(ips)} nodes")
+    return {ENV_NODE_RANK: str(rank), ENV_NUM_NODES: str(len(ips)),
+            ENV_NODE_IPS: "\n".join(ips), ENV_MASTER_ADDR: ips[0],
+            ENV_MASTER_PORT: str(master_port)}
 
 
 def parse_progress(text: str) -> Progress | None:

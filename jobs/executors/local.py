@@ -16,7 +16,8 @@ Each attempt lives in ``<base_dir>/<cluster name>/``:
   (local_proc: cgroup, subreaper and environment cookie);
 - ``wrapper.sh``   runs setup.sh then run.sh and writes ``exit_code`` (``run 0``,
   ``setup 2``) atomically, so any process (a restarted daemon) can learn the exit code
-  of a program it did not spawn;
+  of a program it did not spawn; a multi-node attempt runs run.sh once per node
+  (``nodes.py``: jobs/executors/local_nodes.py), every node a process of this attempt;
 - ``attempt.log``  stdout + stderr, mode 0600 (or ``<log_dir>/<cluster name>.log``);
 - ``progress.json`` the program's GPUOPT_PROGRESS_FILE;
 - ``telemetry.py`` / ``telemetry.json`` the GPU sampler the wrapper runs beside the
@@ -24,6 +25,8 @@ Each attempt lives in ``<base_dir>/<cluster name>/``:
   summary written, before the exit code is;
 - ``preempted`` / ``cancelled`` / ``abandoned`` markers written *before* the group is
   signalled (``abandoned``: the launch never started it; a later launch refuses too).
+  A preemption of a multi-node attempt names the node it hit (the last one) and takes
+  all of them down: one preemption, and the next attempt restarts every node.
 
 Every window of a launch has one owner: before the intent, nothing exists; between the
 intent and state.json the launcher holds the lock (a poller that gets the lock there
@@ -68,6 +71,7 @@ from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_pro
 from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.jobs.executors.fault_injection import PreemptionSchedule
 from gpuopt.jobs.executors.host import HostIdentity, current_host
+from gpuopt.jobs.executors.local_nodes import NODES, free_loopback_port, local_node_env
 from gpuopt.jobs.telemetry.script import node_script
 from gpuopt.jobs.telemetry.summary import TelemetrySummary, parse_summary
 
@@ -89,7 +93,7 @@ if [ -f "$ws/telemetry.py" ] && command -v nvidia-smi >/dev/null 2>&1; then
   {python} -I "$ws/telemetry.py" "$ws/telemetry.json" {interval} "$ws/progress.json" &
   tel=$!
 fi
-bash "$ws/run.sh"; rc=$?
+{run}; rc=$?
 if [ -n "$tel" ]; then
   kill -TERM "$tel" 2>/dev/null
   for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$tel" 2>/dev/null || break; sleep 0.2; done
@@ -290,14 +294,21 @@ class LocalExecutor:
         if spec.setup:
             (ws / "setup.sh").write_text(spec.setup + "\n", encoding="utf-8")
         (ws / "run.sh").write_text(spec.run + "\n", encoding="utf-8")
+        nodes = max(1, spec.placement.num_nodes)
+        run = 'bash "$ws/run.sh"'
+        if nodes > 1:  # one process a node (local_nodes)
+            (ws / "nodes.py").write_text(NODES, encoding="utf-8")
+            run = f'{shlex.quote(sys.executable)} -I "$ws/nodes.py" {nodes} "$ws/run.sh"'
         (ws / "wrapper.sh").write_text(_WRAPPER.format(
             ws=shlex.quote(str(ws)), python=shlex.quote(sys.executable),
-            interval=f"{self.telemetry_interval or 0:g}"), encoding="utf-8")
+            interval=f"{self.telemetry_interval or 0:g}", run=run), encoding="utf-8")
         if self.telemetry_interval:
             (ws / "telemetry.py").write_text(node_script(), encoding="utf-8")
         (ws / "gate.py").write_text(_GATE, encoding="utf-8")
         env = job_environment(spec, checkpoint_dir=str(ckpt),
                               progress_file=str(ws / "progress.json"))
+        master_port = free_loopback_port()
+        env.update(local_node_env(nodes, master_port))
         cwd = Path(spec.workdir).expanduser() if spec.workdir else ws
         launched = time.time()
         kill_after = (
@@ -320,6 +331,8 @@ class LocalExecutor:
             **contained.to_state(),
             "started_at": launched,
             "kill_at": launched + kill_after if kill_after is not None else None,
+            "nodes": nodes,
+            "master_port": master_port,
         }
         _write_atomic(ws / "state.json", json.dumps(state))
         crash_point("recorded")
@@ -357,7 +370,11 @@ class LocalExecutor:
                 return
             if not local_proc.leader_alive(state["pid"], state["create_time"]):
                 return
-            _write_atomic(ws / "preempted", json.dumps({"at": time.time()}))
+            # one node reclaimed (the last): the attempt is preempted once, every node
+            # stops, and the job restarts all of them from its checkpoint
+            nodes = int(state.get("nodes") or 1)
+            _write_atomic(ws / "preempted", json.dumps({"at": time.time(),
+                                                        "node": nodes - 1}))
             # a reclaimed spot VM takes every process with it: all of them, not its group
             local_proc.kill_all(local_proc.Contained.from_state(state))
 
@@ -381,10 +398,12 @@ class LocalExecutor:
         if finished is not None:
             return finished
         if (ws / "preempted").exists():
+            nodes = int(state.get("nodes") or 1)
+            hit = (f"node {nodes - 1} of {nodes} preempted by the preemption drill: all stopped"
+                   if nodes > 1 else "by the preemption drill (--preempt-after)")
             return AttemptStatus(
                 cluster_name, AttemptState.PREEMPTED,
-                ended_at=self._marker_time(ws / "preempted"),
-                detail="by the preemption drill (--preempt-after)", **common,
+                ended_at=self._marker_time(ws / "preempted"), detail=hit, **common,
             )
         if local_proc.leader_alive(state["pid"], state["create_time"]):
             return AttemptStatus(cluster_name, AttemptState.RUNNING, **common)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuopt.core.buckets import BUCKET_SCHEMES, bucket_scheme
 from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
-from gpuopt.jobs.executors.contract import contract_env, parse_progress
+from gpuopt.jobs.executors.contract import SKYPILOT_NODE_ENV, contract_env, parse_progress
 from gpuopt.providers.clouds import find_cloud, registered_clouds
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class SkyTaskPlan:
     use_spot: bool
     # SkyPilot task secrets (redacted by SkyPilot; not in the plan's repr)
     secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
+    num_nodes: int = 1  # SkyPilot's num_nodes: the run command runs on every node
 
     @property
     def infra(self) -> str:
@@ -239,8 +240,9 @@ def plan_task(
         instance_type = split_instance_type(instance_type)[0]
     return SkyTaskPlan(
         name=spec.name or spec.job_id,
-        run=wrap_run(spec.run, progress_echo_s, telemetry_interval_s,
-                     f"/tmp/gpuopt-telemetry-{spec.cluster_name}.json"),
+        # the contract's node variables from SkyPilot's, then the user's command
+        run=SKYPILOT_NODE_ENV + wrap_run(spec.run, progress_echo_s, telemetry_interval_s,
+                                         f"/tmp/gpuopt-telemetry-{spec.cluster_name}.json"),
         setup=spec.setup,
         envs=MappingProxyType(contract_env(spec, checkpoint_dir=ckpt_path, progress_file=progress)),
         workdir=spec.workdir,
@@ -255,6 +257,7 @@ def plan_task(
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
         secrets=MappingProxyType(dict(spec.secrets)),
+        num_nodes=placement.num_nodes,
     )
 
 
@@ -281,6 +284,7 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         secrets=dict(plan.secrets) or None,
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
+        num_nodes=plan.num_nodes,
     )
     # SkyPilot's own parser and schema for the YAML form of a storage mount.
     mounts = {path: sky.Storage.from_yaml_config(dict(cfg))

@@ -311,7 +311,8 @@ def _print_status(view: dict[str, Any], wide: bool = False) -> None:
             Col("wasted s", NUM, optional=1)]
     rows = []
     for a in view["attempt_list"]:
-        place = (f"{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
+        nodes = f"{a['num_nodes']}x" if a.get("num_nodes", 1) > 1 else ""
+        place = (f"{nodes}{a['gpu_count']}x{a['gpu']} {short_market(a['market'])} "
                  f"{a['cloud']}/{a['zone'] or a['region']}")
         end = str(a["end_reason"] or a["status"])
         if a["status"] == "stop_failed":

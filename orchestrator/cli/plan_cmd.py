@@ -54,7 +54,8 @@ def plan(
     settings = load_config(config)
     store = open_store_if_exists(settings.database.url)
     try:
-        planned = plan_spec(spec, settings, store, now, top=top, minimize=minimize)
+        planned = plan_spec(spec, settings, store, now, top=top, minimize=minimize,
+                            hint_nodes=True)
     finally:
         if store is not None:
             store.close()
@@ -67,6 +68,7 @@ def plan(
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
             "advice": list(planned.advice),
+            "more_nodes": planned.nodes_hint,
         }, indent=2))
     else:
         print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
@@ -134,6 +136,9 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
                                                                    wide)):
             legend += "\npreempt. = expected preemptions over the run"
         console.print(legend, style="dim")
+        if any(c.nodes > 1 for c in plan.candidates):
+            console.print("2x8xH100 = 2 nodes of 8 H100 each; $/h of all the nodes",
+                          style="dim")
         for line in measured_notes(plan):
             console.print(escape(line), style="dim")
     if plan.best is not None:
@@ -146,6 +151,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
             console.print(f"  {ex.gpu}: {escape(ex.reason)}")
+    if planned.nodes_hint:
+        console.print(f"[bold]More nodes:[/] {escape(planned.nodes_hint)}")
     for line in planned.advice:
         console.print(f"[bold]Would fit:[/] {escape(line)}", soft_wrap=True)
 
@@ -158,17 +165,23 @@ def plan_row(i: int, c: Candidate, *, short: bool) -> list[str]:
     o = c.offer
     where = (short_place(o.cloud, o.region, o.zone) if short
              else f"{o.cloud}/{o.zone or o.region}")
-    return [str(i), f"{o.gpu_count}x{o.gpu}", where, o.instance_type,
-            short_market(o.market.value), f"{o.price_per_hour:,.2f}", f"{c.est_hours:,.1f}",
+    return [str(i), gpus_cell(c), where, o.instance_type,
+            short_market(o.market.value), f"{c.price_per_hour:,.2f}", f"{c.est_hours:,.1f}",
             f"{c.expected_cost:,.2f}", c.risk_level,
             f"{c.expected_preemptions:.1f}" if o.market.value == "spot" else "-"]
+
+
+def gpus_cell(c: Candidate) -> str:
+    """'8xH100', or '2x8xH100' for two nodes of eight."""
+    one = f"{c.offer.gpu_count}x{c.offer.gpu}"
+    return one if c.nodes == 1 else f"{c.nodes}x{one}"
 
 
 def measured_notes(plan: Plan) -> list[str]:
     """Which shown configurations' figures come from measured runs (gpuopt calibration)."""
     seen: dict[str, list[str]] = {}
     for c in (*plan.candidates, *plan.frontier):
-        key = f"{c.offer.gpu} x{c.offer.gpu_count}"
+        key = c.shape
         if key in seen:
             continue
         notes = []
@@ -195,7 +208,7 @@ def frontier_lines(plan: Plan) -> list[str]:
         layout = f" {c.runtime.layout}" if c.runtime.layout not in ("", "1 GPU") else ""
         hours = format(c.expected_hours, ",.1f" if c.expected_hours >= 10 else ".2f")
         out.append(f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}"
-                   f"  {o.gpu} x{o.gpu_count}{layout} {o.market.value} {o.cloud} "
+                   f"  {c.shape}{layout} {o.market.value} {o.cloud} "
                    f"{o.zone or o.region}")
     return out
 

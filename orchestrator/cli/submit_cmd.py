@@ -79,8 +79,10 @@ def submit(
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
         clouds = None if launchable is None else _narrowed(settings, launchable)
-        planned = (plan_spec(spec, settings, store, now, top=5) if clouds is None
-                   else plan_spec(spec, settings, store, now, top=5, clouds=clouds))
+        planned = (plan_spec(spec, settings, store, now, top=5, hint_nodes=True)
+                   if clouds is None else
+                   plan_spec(spec, settings, store, now, top=5, hint_nodes=True,
+                             clouds=clouds))
         print_plan(spec.name or job_file.name, planned)
         if planned.plan.best is None:
             raise UserError(f"{job_file}: refused, it fits nowhere: "
@@ -153,7 +155,7 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
     best = planned.plan.best
     assert best is not None
     text = first_attempt_task_yaml(new_job_id(spec.name or job.path.stem), job.path, job.text,
-                                   spec, best.offer, now)
+                                   spec, best.offer, now, nodes=best.nodes)
     out_console().out(text, end="", highlight=False)
 
 

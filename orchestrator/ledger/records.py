@@ -27,9 +27,9 @@ class AttemptRecord:
     zone: str | None
     instance_type: str
     gpu: str
-    gpu_count: int
+    gpu_count: int  # of all its nodes
     market: str  # providers.offer.Market value
-    price_per_hour: Decimal  # in force at launch
+    price_per_hour: Decimal  # in force at launch (of all its nodes)
     # On-demand price of the same instance type in the same place at launch, if known.
     on_demand_price_per_hour: Decimal | None
     started_at: datetime  # aware UTC

@@ -81,7 +81,9 @@ class AttemptRow(SQLModel, table=True):
     zone: str | None = Field(default=None, max_length=64)
     instance_type: str = Field(default="", max_length=64)
     gpu: str = Field(default="", max_length=32)
-    gpu_count: int = 0
+    gpu_count: int = 0  # per node
+    # nodes (instances of instance_type) held together; the prices are of all of them
+    num_nodes: int = 1
     market: str = Field(max_length=16)
     price_per_hour_micros: int = Field(sa_type=BigInteger)
     on_demand_price_per_hour_micros: int | None = Field(default=None, sa_type=BigInteger)

@@ -54,7 +54,9 @@ def attempt_record(a: AttemptRow, job: JobRow) -> AttemptRecord:
     return AttemptRecord(
         job_id=job.id, job_name=job.name, owner=job.owner, team=job.team, attempt=a.number,
         cloud=a.cloud, region=a.region, zone=a.zone, instance_type=a.instance_type,
-        gpu=a.gpu, gpu_count=a.gpu_count, market=a.market, price_per_hour=price,
+        # the GPUs of every node: GPU-hours, waste and utilisation count them all
+        gpu=a.gpu, gpu_count=a.gpu_count * max(1, a.num_nodes), market=a.market,
+        price_per_hour=price,
         on_demand_price_per_hour=from_micros(a.on_demand_price_per_hour_micros),
         started_at=a.started_at, ended_at=a.ended_at, end_reason=a.end_reason,
         wasted_seconds=a.wasted_seconds or 0.0, simulated=job.executor == SIMULATING_EXECUTOR,
@@ -108,22 +110,24 @@ def observed_preemptions(
     session: Session, now: datetime, *, exclude_executors: Sequence[str] = ("local",)
 ) -> Mapping[Place, tuple[int, float]]:
     """Per region (a Place without zone): spot attempts preempted there and spot hours
-    held there.
+    held there, per node (an N-node attempt held N instances: N x its hours), so that
+    preemptions / hours is one instance's hazard, as the planner takes it.
 
     Attempts run by the local executor are left out: their "preemptions" are injected
     and their placement is only priced, never really held.
     """
     rows = session.execute(
         select(col(AttemptRow.cloud), col(AttemptRow.region), col(AttemptRow.end_reason),
-               col(AttemptRow.started_at), col(AttemptRow.ended_at))
+               col(AttemptRow.started_at), col(AttemptRow.ended_at),
+               col(AttemptRow.num_nodes))
         .join(JobRow, col(JobRow.id) == col(AttemptRow.job_id))
         .where(col(AttemptRow.market) == "spot",
                col(JobRow.executor).not_in(exclude_executors))
     ).all()
     out: dict[Place, tuple[int, float]] = {}
-    for cloud, region, reason, started, ended in rows:
+    for cloud, region, reason, started, ended, nodes in rows:
         place = Place(cloud, region)
         count, hours = out.get(place, (0, 0.0))
-        held = max(0.0, ((ended or now) - started).total_seconds() / 3600)
+        held = max(0.0, ((ended or now) - started).total_seconds() / 3600) * max(1, nodes)
         out[place] = (count + (reason == EndReason.PREEMPTED), hours + held)
     return out

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "deploy" / "examples").glob("*.yaml"))
 BUCKETS = {"qlora-7b": "s3://example-ml-checkpoints/qlora-llama2-7b",
            "full-13b-zero3": "gs://example-ml-checkpoints/full-13b",
+           "full-70b-multinode": "s3://example-ml-checkpoints/full-70b",
            "inference-70b": "s3://example-ml-checkpoints/batch-70b"}
 
 
@@ -83,6 +84,13 @@ def test_each_example_on_skypilot_dry_run_prints_the_task(example: Path, tmp_pat
     assert f"source: {BUCKETS[example.stem]}" in task and "mode: MOUNT_CACHED" in task
     assert "GPUOPT_CHECKPOINT_DIR: /gpuopt/checkpoint" in task
     assert "dry run: nothing stored" in res.stdout
+    # every task maps SkyPilot's node variables to the contract's; only the 70B example
+    # needs more than one node (ZeRO-3 over 24+ GPUs), and its task says how many
+    assert 'GPUOPT_NODE_RANK=\\"${SKYPILOT_NODE_RANK:-0}\\"' in task
+    multi = example.stem == "full-70b-multinode"
+    nodes = [int(line.split()[1]) for line in task.splitlines()
+             if line.startswith("num_nodes:")]
+    assert (nodes[0] >= 3) if multi else (nodes in ([], [1])), nodes
 
 
 def _fake_sky(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *enabled: str) -> FakeSkyWorld:

@@ -33,7 +33,7 @@ def test_h100_on_aws_plans_the_8_gpu_instance_and_lists_the_frontier(tmp_path: P
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert set(doc) == {"minimize", "candidates", "frontier", "excluded", "nearest_miss",
-                        "advice"}
+                        "advice", "more_nodes"}
     best = doc["candidates"][0]
     assert (best["cloud"], best["gpu"], best["count"]) == ("aws", "H100", 8)
     assert best["instance_type"] == "p5.48xlarge"

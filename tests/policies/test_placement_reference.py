@@ -3,6 +3,9 @@
 The reference costs every offer of every sold configuration that fits, with no bound and
 no early stop, applies the limits, sorts by the ranking key and takes the Pareto set by
 brute force. The planner must return exactly its head (top N) and exactly its frontier.
+A placement is an offer on a number of nodes: every offer on 1 node, and an offer of an
+instance type with an inter-node fabric also on 2..max_nodes nodes (the nodes' price
+together, their hazard together).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from gpuopt.policies.placement import (
     _lost_hours_per_preemption,
     plan_job,
 )
+from gpuopt.providers.fabrics import FABRICS, fabric_for
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.offer import Market, Offer
 
@@ -37,7 +41,8 @@ WORKLOADS = (
     "  type: inference\n  requests: 20000\n  prompt_tokens: 512\n  output_tokens: 256\n",
 )
 
-Row = tuple[tuple[str, ...], Decimal, float]  # offer key, expected cost, expected hours
+# (offer key, nodes), expected cost, expected hours
+Row = tuple[tuple[tuple[str, ...], int], Decimal, float]
 
 
 def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tuple[
@@ -52,12 +57,16 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
                "auto": (Market.ON_DEMAND, Market.SPOT)}[res.spot]
     cache = EstimateCache()
     rows: list[tuple[Row, tuple[object, ...]]] = []
-    for o in offers:
+    placements = [(o, n) for o in offers
+                  for n in range(1, res.max_nodes + 1 if fabric_for(o.cloud, o.instance_type)
+                                 else 2)]
+    for o, nodes in placements:
         if (o.gpu not in res.gpus or o.cloud not in res.clouds or o.market not in markets
                 or o.gpu_count > res.max_gpus_per_node
                 or (res.regions and o.region not in res.regions)):
             continue
-        best = best_layout(arch, w, GPUS[o.gpu], o.gpu_count, cache)
+        best = best_layout(arch, w, GPUS[o.gpu], o.gpu_count, cache, nodes,
+                           fabric_for(o.cloud, o.instance_type))
         if best is None:
             continue
         hours = best[2].hours
@@ -70,17 +79,17 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
                 continue
             hazard, _ = preemptions_per_hour(o, ctx.observed_preemptions,
                                              ctx.default_preemptions)
-            expected = hours + hazard * hours * lost
-        if res.max_price_per_hour is not None and o.price_per_hour > res.max_price_per_hour:
+            expected = hours + nodes * hazard * hours * lost
+        price = o.price_per_hour * nodes
+        if res.max_price_per_hour is not None and price > res.max_price_per_hour:
             continue
-        cost = (o.price_per_hour * Decimal(repr(expected))).quantize(
-            MICRO_USD, rounding=ROUND_HALF_EVEN)
+        cost = (price * Decimal(repr(expected))).quantize(MICRO_USD, rounding=ROUND_HALF_EVEN)
         if budget is not None and cost > budget:
             continue
-        tail = (o.price_per_hour, o.key)
+        tail = (price, o.key, nodes)
         key = ((expected, cost, *tail) if ctx.minimize == "time"
                else (cost, hours, *tail))
-        rows.append(((o.key, cost, expected), key))
+        rows.append((((o.key, nodes), cost, expected), key))
     rows.sort(key=lambda r: r[1])
     ranked = [r for r, _ in rows]
     pareto = {k for k, c, h in ranked
@@ -93,21 +102,28 @@ def offers_st(draw: st.DrawFn) -> list[Offer]:
     n = draw(st.integers(1, 60))
     cents = draw(st.lists(st.integers(5_000, 4_000_000), min_size=n, max_size=n, unique=True))
     out = []
+    keys = set()
     for i, c in enumerate(cents):
         gpu = draw(st.sampled_from(MODELS))
         count = draw(st.sampled_from((1, 2, 4, 8)))
         market = draw(st.sampled_from((Market.ON_DEMAND, Market.SPOT)))
         cloud = draw(st.sampled_from(("aws", "gcp", "azure")))
         region = draw(st.sampled_from(("r1", "r2", "r3")))
-        out.append(Offer(
+        instance_type = f"{gpu}-{count}-{i}"
+        if draw(st.booleans()):  # an instance type with a fabric: multi-node placements
+            instance_type = draw(st.sampled_from(sorted(t for c, t in FABRICS if c == cloud)))
+        offer = Offer(
             cloud=cloud, region=region,
             zone=f"{region}-{i}" if market is Market.SPOT else None,
-            instance_type=f"{gpu}-{count}-{i}", gpu=gpu, gpu_count=count,
+            instance_type=instance_type, gpu=gpu, gpu_count=count,
             gpu_memory_gib=GPUS[gpu].memory_gib, vcpus=8.0 * count, ram_gib=64.0 * count,
             market=market, price_per_hour=Decimal(c) / 10_000, observed_at=NOW,
             source=f"api:{cloud}",
             interruption_bucket=draw(st.sampled_from((None, 0, 1, 2, 4))),
-        ))
+        )
+        if offer.key not in keys:  # one offer per place and instance type
+            keys.add(offer.key)
+            out.append(offer)
     return out
 
 
@@ -116,7 +132,8 @@ def job_st(draw: st.DrawFn) -> tuple[JobSpec, PlacementContext]:
     lines = []
     if draw(st.booleans()):
         lines.append(f"budget: {draw(st.integers(20, 3000))}")
-    res = [f"  max_gpus_per_node: {draw(st.sampled_from((1, 2, 4, 8)))}"]
+    res = [f"  max_gpus_per_node: {draw(st.sampled_from((1, 2, 4, 8)))}",
+           f"  max_nodes: {draw(st.sampled_from((1, 2, 3)))}"]
     if draw(st.booleans()):
         res.append(f"  max_price_per_hour: {draw(st.integers(2, 60))}")
     if draw(st.booleans()):
@@ -149,8 +166,13 @@ def test_pruned_search_equals_the_brute_force_reference(
     # a tie needs two identical configurations at equal hazard: left out
     assume(len({(c, h) for _, c, h in ranked}) == len(ranked))
     plan = plan_job(spec, OfferIndex.build(offers), ctx)
-    got = [(c.offer.key, c.expected_cost, c.expected_hours) for c in plan.candidates]
+    got = [((c.offer.key, c.nodes), c.expected_cost, c.expected_hours)
+           for c in plan.candidates]
     assert got == ranked[:ctx.top]
-    assert {c.offer.key for c in plan.frontier} == pareto
+    assert {(c.offer.key, c.nodes) for c in plan.frontier} == pareto
     by_cost = sorted((r for r in ranked if r[0] in pareto), key=lambda r: (r[1], r[2]))
-    assert [c.offer.key for c in plan.frontier] == [k for k, _, _ in by_cost]
+    assert [(c.offer.key, c.nodes) for c in plan.frontier] == [k for k, _, _ in by_cost]
+    for c in plan.candidates:  # a multi-node placement names its fabric
+        assert (c.fabric is not None) == (c.nodes > 1)
+        if c.nodes > 1:
+            assert c.fabric == fabric_for(c.offer.cloud, c.offer.instance_type)
