@@ -2,22 +2,35 @@
 
 Built exactly as the executor builds it (AttemptSpec -> plan_task -> the real ``sky.Task``,
 which SkyPilot validates against its catalog) and printed as SkyPilot's own task YAML,
-the form ``sky launch --dryrun`` reads. Nothing is stored and nothing is launched.
+the form ``sky launch --dryrun`` reads. Where an API server answers with a cloud enabled,
+SkyPilot's own optimizer is asked for the task (``sky.optimize``, the step ``sky launch``
+takes first) and its choice must be the placement gpuopt pinned. Nothing is stored and
+nothing is launched.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import cluster_name_for
+from gpuopt.jobs.executors.sky_task import SkyTaskPlan
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.providers.offer import Offer
 
 
-def first_attempt_task_yaml(job_id: str, job_file: Path, text: str, spec: JobSpec,
-                            offer: Offer, now: datetime) -> str:
+@dataclass(frozen=True, slots=True)
+class Preview:
+    task: Any  # the sky.Task
+    plan: SkyTaskPlan
+    text: str  # a header line and SkyPilot's YAML of the task
+
+
+def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
+                       offer: Offer, now: datetime) -> Preview:
     from gpuopt.jobs.executors.sky_task import build_sky_task, plan_task
     from gpuopt.orchestrator.attempts import attempt_spec
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -42,8 +55,37 @@ def first_attempt_task_yaml(job_id: str, job_file: Path, text: str, spec: JobSpe
         raise UserError(
             f"SkyPilot could not build the task for {where} ({type(err).__name__}: {err}): "
             f"`sky show-gpus` lets SkyPilot fetch its catalog", exit_code=2) from None
-    from sky.utils import yaml_utils
+    from gpuopt.jobs.executors import sky_sdk
 
     header = (f"# SkyPilot task of attempt 1 on {where}, cluster {cluster_name_for(job_id, 1)}"
               f" (gpuopt chose it; `sky launch` would take this file)\n")
-    return header + yaml_utils.dump_yaml_str(task.to_yaml_config())
+    return Preview(task, plan, header + sky_sdk.task_yaml(task))
+
+
+def _placement(cloud: str, region: str | None, zone: str | None,
+               instance_type: str | None, use_spot: bool) -> str:
+    where = "/".join(p for p in (cloud, region, zone) if p)
+    return f"{where} {instance_type or '?'} {'spot' if use_spot else 'on-demand'}"
+
+
+def optimizer_check(preview: Preview) -> str:
+    """SkyPilot's optimizer's choice for the task, which must be gpuopt's pinned placement
+    (else UserError, exit 2: the launch would not go where gpuopt planned)."""
+    from gpuopt.jobs.executors import sky_sdk
+
+    plan = preview.plan
+    pinned = _placement(plan.cloud, plan.region, plan.zone, plan.instance_type, plan.use_spot)
+    try:
+        best = sky_sdk.optimize(preview.task)
+    except Exception as err:  # ResourcesUnavailableError, NoCloudAccessError, ...
+        raise UserError(f"SkyPilot's optimizer cannot place the task gpuopt pinned "
+                        f"({pinned}): {sky_sdk.why_unusable(err)}", exit_code=2) from None
+    # Where gpuopt left a field open (no region for a globally priced cloud, no zone for
+    # an on-demand offer), SkyPilot's choice is its own to make.
+    picked = _placement(str(best.cloud).lower(), best.region if plan.region else None,
+                        best.zone if plan.zone else None, best.instance_type,
+                        bool(best.use_spot))
+    if picked != pinned:
+        raise UserError(f"SkyPilot's optimizer picks {picked}, not the placement gpuopt "
+                        f"pinned ({pinned})", exit_code=2)
+    return f"SkyPilot's optimizer picks {picked}: the placement gpuopt pinned"

@@ -87,17 +87,15 @@ def classify(exc: BaseException, log: Sequence[str] = ()) -> FailureKind:
     """The failure kind of an exception a SkyPilot launch raised (its class, and the
     clouds' capacity / quota codes it and the request's log lines carry; see the module
     doc)."""
-    from sky import exceptions
+    from gpuopt.jobs.executors import sky_sdk
 
-    refused = tuple(getattr(exceptions, name) for name in _REFUSED
-                    if hasattr(exceptions, name))
-    if isinstance(exc, refused):
+    if isinstance(exc, sky_sdk.exception_types(_REFUSED)):
         return FailureKind.REFUSED
     verdict = cloud_verdict(exc, log)
     if verdict.problem is LaunchProblem.QUOTA:
         return FailureKind.REFUSED
-    if isinstance(exc, exceptions.ResourcesUnavailableError):
-        return FailureKind.REFUSED if exc.no_failover else FailureKind.CAPACITY
+    if isinstance(exc, sky_sdk.resources_unavailable()):
+        return FailureKind.REFUSED if getattr(exc, "no_failover", False) else FailureKind.CAPACITY
     if isinstance(exc, ValueError):  # SkyPilot's validation of the task / resources
         return FailureKind.REFUSED
     if verdict.problem is LaunchProblem.CAPACITY:

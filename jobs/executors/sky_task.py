@@ -259,9 +259,9 @@ def plan_task(
 
 
 def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
-    import sky
+    from gpuopt.jobs.executors import sky_sdk
 
-    return sky.Resources(
+    return sky_sdk.new_resources(
         infra=plan.infra,
         instance_type=plan.instance_type,
         accelerators=dict(plan.accelerators) if plan.accelerators else None,
@@ -271,9 +271,15 @@ def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
 
 def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
     """The real ``sky.Task``; validates the pinned resources against SkyPilot's catalog."""
-    import sky
+    from gpuopt.jobs.executors import sky_sdk
 
-    task = sky.Task(
+    # SkyPilot's own parser and schema for the YAML form of a storage mount.
+    mounts = {path: sky_sdk.storage_from_yaml(dict(cfg))
+              for path, cfg in plan.storage_mounts.items()}
+    if plan.checkpoint is not None:
+        mounts[plan.checkpoint.path] = sky_sdk.new_storage(
+            source=plan.checkpoint.source, mode=plan.checkpoint.mode, persistent=True)
+    return sky_sdk.new_task(
         name=plan.name,
         setup=plan.setup,
         run=plan.run,
@@ -281,17 +287,6 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         secrets=dict(plan.secrets) or None,
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
+        storage_mounts=mounts,
+        resources=build_sky_resources(plan),
     )
-    # SkyPilot's own parser and schema for the YAML form of a storage mount.
-    mounts = {path: sky.Storage.from_yaml_config(dict(cfg))
-              for path, cfg in plan.storage_mounts.items()}
-    if plan.checkpoint is not None:
-        mounts[plan.checkpoint.path] = sky.Storage(
-            source=plan.checkpoint.source,
-            mode=sky.StorageMode[plan.checkpoint.mode],
-            persistent=True,
-        )
-    if mounts:
-        task.set_storage_mounts(mounts)
-    task.set_resources(build_sky_resources(plan))
-    return task

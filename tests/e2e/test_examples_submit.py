@@ -128,7 +128,7 @@ def test_a_job_limited_to_clouds_skypilot_has_not_enabled_is_refused(
         capsys: pytest.CaptureFixture[str]) -> None:
     _fake_sky(monkeypatch, tmp_path, "azure", "kubernetes")
     code, _, err = _main(["submit", str(REPO / "deploy/examples/qlora-7b.yaml"),
-                          "--executor", "skypilot", "--dry-run"], capsys)
+                          "--executor", "skypilot"], capsys)
     assert code == 2
     qlora = (REPO / "deploy/examples/qlora-7b.yaml").read_text().splitlines()
     line = next(n for n, text in enumerate(qlora, 1) if text.strip().startswith("clouds:"))
