@@ -80,8 +80,10 @@ def test_each_example_on_skypilot_dry_run_prints_the_task(example: Path, tmp_pat
     assert res.returncode == 0, res.stdout + res.stderr
     task = res.stdout.split("# SkyPilot task of attempt 1 on ", 1)[1]
     assert "\nresources:\n  infra: " in task and "\nrun: " in task
-    assert f"source: {BUCKETS[example.stem]}" in task and "mode: MOUNT_CACHED" in task
-    assert "GPUOPT_CHECKPOINT_DIR: /gpuopt/checkpoint" in task
+    # SkyPilot mounts the bucket's root; the job's prefix is a directory under it
+    bucket, prefix = BUCKETS[example.stem].rsplit("/", 1)
+    assert f"source: {bucket}\n" in task and "mode: MOUNT_CACHED" in task
+    assert f"GPUOPT_CHECKPOINT_DIR: /gpuopt/checkpoint/{prefix}\n" in task
     assert "dry run: nothing stored" in res.stdout
 
 
