@@ -46,8 +46,11 @@ def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
     plan = plan_task(attempt_spec(job, spec, attempt))
     where = "/".join(p for p in (offer.cloud, offer.zone or offer.region,
                                  offer.instance_type) if p)
+    from gpuopt.jobs.executors import sky_sdk
+
     try:
         task = build_sky_task(plan)
+        task_yaml = sky_sdk.task_yaml(task)  # SkyPilot reads its catalog for this
     except ValueError as err:  # SkyPilot's own validation against its catalog
         raise UserError(f"SkyPilot refuses the planned placement {where}: {err}",
                         exit_code=2) from None
@@ -55,11 +58,9 @@ def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
         raise UserError(
             f"SkyPilot could not build the task for {where} ({type(err).__name__}: {err}): "
             f"`sky show-gpus` lets SkyPilot fetch its catalog", exit_code=2) from None
-    from gpuopt.jobs.executors import sky_sdk
-
     header = (f"# SkyPilot task of attempt 1 on {where}, cluster {cluster_name_for(job_id, 1)}"
               f" (gpuopt chose it; `sky launch` would take this file)\n")
-    return Preview(task, plan, header + sky_sdk.task_yaml(task))
+    return Preview(task, plan, header + task_yaml)
 
 
 def _placement(cloud: str, region: str | None, zone: str | None,
@@ -69,23 +70,16 @@ def _placement(cloud: str, region: str | None, zone: str | None,
 
 
 def optimizer_check(preview: Preview) -> str:
-    """SkyPilot's optimizer's choice for the task, which must be gpuopt's pinned placement
-    (else UserError, exit 2: the launch would not go where gpuopt planned)."""
+    """SkyPilot's optimizer, on the API server, places the task gpuopt pinned (else
+    UserError, exit 2: the launch would not go where gpuopt planned). Every field of the
+    placement is pinned, so the optimizer's choice is that placement or nothing."""
     from gpuopt.jobs.executors import sky_sdk
 
     plan = preview.plan
     pinned = _placement(plan.cloud, plan.region, plan.zone, plan.instance_type, plan.use_spot)
     try:
-        best = sky_sdk.optimize(preview.task)
+        sky_sdk.optimize(preview.task)
     except Exception as err:  # ResourcesUnavailableError, NoCloudAccessError, ...
         raise UserError(f"SkyPilot's optimizer cannot place the task gpuopt pinned "
                         f"({pinned}): {sky_sdk.why_unusable(err)}", exit_code=2) from None
-    # Where gpuopt left a field open (no region for a globally priced cloud, no zone for
-    # an on-demand offer), SkyPilot's choice is its own to make.
-    picked = _placement(str(best.cloud).lower(), best.region if plan.region else None,
-                        best.zone if plan.zone else None, best.instance_type,
-                        bool(best.use_spot))
-    if picked != pinned:
-        raise UserError(f"SkyPilot's optimizer picks {picked}, not the placement gpuopt "
-                        f"pinned ({pinned})", exit_code=2)
-    return f"SkyPilot's optimizer picks {picked}: the placement gpuopt pinned"
+    return f"SkyPilot's optimizer picks {pinned}: the placement gpuopt pinned"

@@ -171,11 +171,16 @@ def enabled_clouds() -> list[str]:
     return [str(c) for c in get(_mod(SDK).enabled_clouds())]
 
 
-def optimize(task: Any) -> Any:
-    """SkyPilot's optimizer's best resources for ``task`` (a ``sky.Resources``)."""
+def optimize(task: Any) -> str:
+    """Has the API server's optimizer place ``task``; returns the request id (its log holds
+    SkyPilot's table of what it considered and chose). Raises SkyPilot's own exception
+    (ResourcesUnavailableError, NoCloudAccessError, ...) when it finds no placement. The
+    server keeps no result (``ignore_return_value``): a task whose every field is pinned
+    leaves the optimizer that one placement or none."""
     dag = _mod(DAG_UTILS).convert_entrypoint_to_dag(task)
-    optimized = get(_mod(SDK).optimize(dag))
-    return optimized.tasks[0].best_resources
+    request_id = str(_mod(SDK).optimize(dag))
+    get(request_id)
+    return request_id
 
 
 # -- building a task (client side, against the local catalog) -------------------------

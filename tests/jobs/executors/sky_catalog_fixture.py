@@ -49,6 +49,11 @@ GCP_VMS = ",".join(catalog_columns()["gcp"]) + "\n" + "".join(
         f",,,L4,1,L4,us-central1,{zone},0.5599,0.224",
         f",,,A100,1,A100,us-central1,{zone},2.933908,0.9208",
     )
+) + "".join(  # where gpuopt's snapshot places qlora-7b (deploy/examples): an A100 in Europe
+    f"{row}\n" for zone in ("europe-west4-a", "europe-west4-b") for row in (
+        f"a2-highgpu-1g,12.0,85.0,,,,europe-west4,{zone},0.82419,0.24725",
+        f",,,A100,1,A100,europe-west4,{zone},3.229345,1.01361",
+    )
 )
 
 AZURE_VMS = ",".join(catalog_columns()["azure"]) + "\n" + "".join(
