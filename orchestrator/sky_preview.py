@@ -27,6 +27,7 @@ class Preview:
     task: Any  # the sky.Task
     plan: SkyTaskPlan
     text: str  # a header line and SkyPilot's YAML of the task
+    skipped: str | None = None  # why SkyPilot could not check the task (offline)
 
 
 def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
@@ -48,19 +49,38 @@ def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
                                  offer.instance_type) if p)
     from gpuopt.jobs.executors import sky_sdk
 
+    skipped = None
     try:
         task = build_sky_task(plan)
         task_yaml = sky_sdk.task_yaml(task)  # SkyPilot reads its catalog for this
     except ValueError as err:  # SkyPilot's own validation against its catalog
         raise UserError(f"SkyPilot refuses the planned placement {where}: {err}",
                         exit_code=2) from None
-    except Exception as err:  # no catalog cached and none downloadable, ...
-        raise UserError(
-            f"SkyPilot could not build the task for {where} ({type(err).__name__}: {err}): "
-            f"`sky show-gpus` lets SkyPilot fetch its catalog", exit_code=2) from None
+    except Exception as err:
+        if not sky_sdk.is_network_error(err):
+            raise UserError(f"SkyPilot could not build the task for {where} "
+                            f"({type(err).__name__}: {err})", exit_code=2) from None
+        # No catalog cached and none downloadable (offline): the task as SkyPilot writes
+        # it, its resources as gpuopt pins them (SkyPilot's own keys).
+        task = build_sky_task(plan, pinned=False)
+        task_yaml = sky_sdk.task_yaml(task, resources=pinned_resources(plan))
+        skipped = (f"SkyPilot's catalog is not cached here and cannot be downloaded "
+                   f"({type(err).__name__}), so the resources are shown as gpuopt pins "
+                   "them; `sky show-gpus` fetches the catalog when online")
     header = (f"# SkyPilot task of attempt 1 on {where}, cluster {cluster_name_for(job_id, 1)}"
               f" (gpuopt chose it; `sky launch` would take this file)\n")
-    return Preview(task, plan, header + task_yaml)
+    return Preview(task, plan, header + task_yaml, skipped)
+
+
+def pinned_resources(plan: SkyTaskPlan) -> dict[str, Any]:
+    """The task's ``resources`` section, in SkyPilot's YAML keys, as gpuopt pins them."""
+    out: dict[str, Any] = {"infra": plan.infra}
+    if plan.instance_type:
+        out["instance_type"] = plan.instance_type
+    if plan.accelerators:
+        out["accelerators"] = dict(plan.accelerators)
+    out["use_spot"] = plan.use_spot
+    return out
 
 
 def _placement(cloud: str, region: str | None, zone: str | None,

@@ -200,4 +200,5 @@ def _server_problem(state: ServerState) -> str:
         return f"the SkyPilot API server at {state.url} needs `sky api login -e {state.url}`"
     if state.local:
         return f"no SkyPilot API server runs at {state.url}; `sky api start` starts one"
-    return f"the SkyPilot API server at {state.url} does not answer"
+    return (f"the SkyPilot API server at {state.url} does not answer; start it, or "
+            "`sky api login -e URL` points SkyPilot at another")

@@ -33,7 +33,9 @@ YAML = "sky.utils.yaml_utils"
 DAG_UTILS = "sky.utils.dag_utils"
 SERVER_CONSTANTS = "sky.server.constants"
 REQUEST_NAMES = "sky.server.requests.request_names"
-MODULES = (SKY, SDK, EXCEPTIONS, SERVER, YAML, DAG_UTILS, SERVER_CONSTANTS, REQUEST_NAMES)
+ANNOTATIONS = "sky.utils.annotations"
+MODULES = (SKY, SDK, EXCEPTIONS, SERVER, YAML, DAG_UTILS, SERVER_CONSTANTS, REQUEST_NAMES,
+           ANNOTATIONS)
 
 # Fields of SkyPilot's response records gpuopt reads (pydantic models; checked by the test).
 RECORD_FIELDS: Mapping[tuple[str, str], tuple[str, ...]] = {
@@ -184,10 +186,18 @@ def optimize(task: Any) -> str:
 
 
 # -- building a task (client side, against the local catalog) -------------------------
+def _client_side() -> None:
+    """Marks this process as SkyPilot's client, as every SDK call does on entry
+    (``annotations.client_api``): until then SkyPilot's catalog code acts as if it ran on
+    the API server and prints its spinners as encoded ``<sky-payload>`` lines."""
+    _mod(ANNOTATIONS).client_api(version)()
+
+
 def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
              secrets: dict[str, str] | None, workdir: str | None,
              file_mounts: dict[str, str] | None, storage_mounts: dict[str, Any],
              resources: Any) -> Any:
+    _client_side()
     task = _mod(SKY).Task(name=name, setup=setup, run=run, envs=envs, secrets=secrets,
                           workdir=workdir, file_mounts=file_mounts)
     if storage_mounts:
@@ -198,8 +208,13 @@ def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
 
 def new_resources(*, infra: str, instance_type: str | None,
                   accelerators: dict[str, int] | None, use_spot: bool) -> Any:
+    _client_side()
     return _mod(SKY).Resources(infra=infra, instance_type=instance_type,
                                accelerators=accelerators, use_spot=use_spot)
+
+
+def any_resources() -> Any:
+    return _mod(SKY).Resources()
 
 
 def new_storage(*, source: str, mode: str, persistent: bool) -> Any:
@@ -211,9 +226,26 @@ def storage_from_yaml(config: dict[str, Any]) -> Any:
     return _mod(SKY).Storage.from_yaml_config(config)
 
 
-def task_yaml(task: Any) -> str:
-    """The task as SkyPilot's own YAML (what ``sky launch`` reads)."""
-    return str(_mod(YAML).dump_yaml_str(task.to_yaml_config()))
+def task_yaml(task: Any, resources: dict[str, Any] | None = None) -> str:
+    """The task as SkyPilot's own YAML (what ``sky launch`` reads); ``resources``, when
+    given, is written as the task's resources section instead of SkyPilot's own."""
+    _client_side()
+    config = task.to_yaml_config()
+    if resources is not None:
+        config["resources"] = resources
+    return str(_mod(YAML).dump_yaml_str(config))
+
+
+def is_network_error(exc: BaseException) -> bool:
+    """SkyPilot (or the SDK it used) could not reach the network: a connection or timeout
+    error of ``requests``, or a cloud SDK's, wrapped in SkyPilot's CloudError."""
+    import requests
+
+    if isinstance(exc, requests.ConnectionError | requests.Timeout):
+        return True
+    return isinstance(exc, _mod(EXCEPTIONS).CloudError) and getattr(
+        exc, "error_type", "") in ("ConnectionError", "EndpointConnectionError",
+                                   "ConnectTimeoutError", "NameResolutionError")
 
 
 # -- SkyPilot's exceptions --------------------------------------------------------------
@@ -250,5 +282,7 @@ def why_unusable(exc: BaseException) -> str:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()  # SkyPilot's colours
     return text.splitlines()[0] if text else type(exc).__name__

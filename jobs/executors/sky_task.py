@@ -294,8 +294,9 @@ def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
     )
 
 
-def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
-    """The real ``sky.Task``; validates the pinned resources against SkyPilot's catalog."""
+def build_sky_task(plan: SkyTaskPlan, pinned: bool = True) -> sky.Task:
+    """The real ``sky.Task``; validates the pinned resources against SkyPilot's catalog
+    (``pinned=False``: no resources, which needs no catalog)."""
     from gpuopt.jobs.executors import sky_sdk
 
     # SkyPilot's own parser and schema for the YAML form of a storage mount.
@@ -313,5 +314,5 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
         storage_mounts=mounts,
-        resources=build_sky_resources(plan),
+        resources=build_sky_resources(plan) if pinned else sky_sdk.any_resources(),
     )

@@ -167,7 +167,8 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
                                  spec, best.offer, now)
     console = out_console()
     console.out(preview.text, end="", highlight=False)
-    line = (f"SkyPilot's own check skipped: {sky_skipped}" if sky_skipped is not None
+    skipped = preview.skipped or sky_skipped  # the catalog first: nothing checks without it
+    line = (f"SkyPilot's own check skipped: {skipped}" if skipped is not None
             else optimizer_check(preview))
     console.out(line, highlight=False)
 
