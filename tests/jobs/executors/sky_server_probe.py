@@ -52,6 +52,7 @@ def launch_and_fail(attempt: int, checkpoint_dir: str) -> dict[str, Any]:
     out.update(until_terminal(ex, s.cluster_name))
     requests = client.launch_requests(s.cluster_name)
     out["requests"] = [r.status for r in requests]
+    out["request_errors"] = [r.error for r in requests]
     exc = client.request_error(requests[-1].request_id) if requests else None
     out["exception"] = type(exc).__name__ if exc else None
     out["history"] = [type(h).__name__ for h in getattr(exc, "failover_history", [])]
@@ -71,6 +72,11 @@ def main() -> int:
     result["status_absent"] = client.status("gpuopt-nosuch-1") is None
     result["listed"] = [r.name for r in client.list_clusters("gpuopt-")]
     client.down("gpuopt-nosuch-1")  # a cluster that does not exist is not an error
+    try:
+        client.request_log_tail("0123456789abcdef-nosuch", 100)
+        result["log_of_unknown_request"] = None
+    except Exception as exc:  # what the fake must raise too
+        result["log_of_unknown_request"] = f"{type(exc).__module__}.{type(exc).__name__}"
     result["bucket"] = launch_and_fail(1, "s3://gpuopt-realsky-ckpt/runs/realsky")
     result["node_disk"] = launch_and_fail(2, "/tmp/gpuopt-realsky-ckpt")
     result["started_local_server"] = client.close(stop=False)

@@ -59,3 +59,28 @@ def test_an_attempt_is_never_launched_twice(report: dict[str, Any], case: str) -
     got = report[case]
     assert got["relaunch_adopted"] is True and got["requests_after"] == 1
     assert got["stop"] == "cancelled"
+
+
+# -- the fake (fake_sky.py) stays only for clusters that come UP: it must not drift --------
+def test_the_fake_answers_like_the_real_server_where_both_can(
+        report: dict[str, Any], tmp_path: Any) -> None:
+    """Same records for a launch SkyPilot refused, and the same exception type for the
+    log of a request the server does not have."""
+    from sky import exceptions
+
+    from gpuopt.jobs.executors.skypilot import SkyPilotExecutor
+    from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
+    from tests.jobs.executors.sky_server_probe import spec
+
+    world = FakeSkyWorld(tmp_path, fail_launch_with=exceptions.CloudUserIdentityError("x"))
+    fake = FakeSkyClient(world)
+    s = spec(2, "/tmp/gpuopt-realsky-ckpt")
+    SkyPilotExecutor(fake).launch(s)
+    requests = fake.launch_requests(s.cluster_name)
+    real = report["node_disk"]
+    assert [r.status for r in requests] == real["requests"]
+    assert [r.error for r in requests] == real["request_errors"]
+    with pytest.raises(Exception) as raised:
+        fake.request_log_tail("0123456789abcdef-nosuch", 100)
+    assert f"{type(raised.value).__module__}.{type(raised.value).__name__}" == report[
+        "log_of_unknown_request"]
