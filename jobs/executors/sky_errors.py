@@ -106,7 +106,7 @@ def refused_by_type(exc: BaseException) -> bool:
 
     if isinstance(exc, sky_sdk.exception_types(_REFUSED)):
         return True
-    return (isinstance(exc, sky_sdk.exception_types(("CloudError",)))
+    return (isinstance(exc, sky_sdk.cloud_error())
             and getattr(exc, "error_type", "") in _CLOUD_REFUSED)
 
 

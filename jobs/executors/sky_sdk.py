@@ -47,12 +47,9 @@ RECORD_FIELDS: Mapping[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-# Methods and properties gpuopt uses on SkyPilot's objects (checked by the test too).
+# Methods gpuopt calls on SkyPilot's objects (checked by the test too).
 MEMBERS: Mapping[tuple[str, str], tuple[str, ...]] = {
     (SKY, "Task"): ("set_storage_mounts", "set_resources", "to_yaml_config"),
-    (SKY, "Resources"): ("cloud", "region", "zone", "instance_type", "use_spot",
-                         "accelerators"),
-    (SKY, "Dag"): ("add",),
 }
 
 
@@ -257,6 +254,11 @@ def exception_types(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
 
 def resources_unavailable() -> type[BaseException]:
     return _mod(EXCEPTIONS).ResourcesUnavailableError
+
+
+def cloud_error() -> type[BaseException]:
+    """SkyPilot's wrapper of a cloud SDK's exception (its class name in ``error_type``)."""
+    return _mod(EXCEPTIONS).CloudError
 
 
 

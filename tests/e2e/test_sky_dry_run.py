@@ -98,3 +98,15 @@ def test_without_an_api_server_the_dry_run_says_why_in_one_line(
                        "`sky api start` starts one"]
     assert "Traceback" not in res.stdout + res.stderr
     assert not (Path(offline_env["HOME"]) / ".sky" / "api_server").exists()  # none started
+
+
+def test_a_submit_asks_the_real_server_which_clouds_it_may_use(
+        sky_api_server: Any, tmp_path: Path) -> None:
+    """Not a dry run: SkyPilot's enabled clouds (AWS, GCP, Azure on the session's server)
+    narrow the plan, and the job is queued."""
+    res = subprocess.run(
+        [*gpuopt_command(), "submit", str(REPO / "deploy" / "examples" / "qlora-7b.yaml"),
+         "--executor", "skypilot"], capture_output=True, text=True, timeout=600, cwd=REPO,
+        env={**sky_api_server.env, "GPUOPT_HOME": str(tmp_path)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "(queued, executor skypilot)" in res.stdout
