@@ -102,4 +102,4 @@ def optimizer_check(preview: Preview) -> str:
     except Exception as err:  # ResourcesUnavailableError, NoCloudAccessError, ...
         raise UserError(f"SkyPilot's optimizer cannot place the task gpuopt pinned "
                         f"({pinned}): {sky_sdk.why_unusable(err)}", exit_code=2) from None
-    return f"SkyPilot's optimizer picks {pinned}: the placement gpuopt pinned"
+    return f"SkyPilot's optimizer picks the placement gpuopt pinned:\n  {pinned}"

@@ -61,9 +61,8 @@ def test_the_dry_run_shows_skypilots_choice_equal_to_gpuopts(
     cloud, region, instance = where.group(1).split("/")  # cloud/region-or-zone/instance
     assert "\nresources:\n  infra: " in res.stdout and "\nrun: " in res.stdout
     market = "spot" if "use_spot: true" in res.stdout else "on-demand"
-    line = f"SkyPilot's optimizer picks {cloud}/{region} {instance} {market}: " \
-           "the placement gpuopt pinned"
-    assert line in res.stdout.splitlines()
+    assert (f"SkyPilot's optimizer picks the placement gpuopt pinned:\n"
+            f"  {cloud}/{region} {instance} {market}\n") in res.stdout
     assert "SkyPilot's own check skipped" not in res.stdout
     # what SkyPilot's optimizer itself logged on the server for this request
     chosen = _chosen_rows(sky_api_server)[-1]
