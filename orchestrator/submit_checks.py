@@ -11,7 +11,7 @@ cannot run. Each refusal names the file, line and field, says what to change, ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +23,7 @@ from gpuopt.jobs.spec import JobSpec
 
 if TYPE_CHECKING:
     from gpuopt.jobs.executors.sky_client import SkyClient
+    from gpuopt.jobs.executors.sky_sdk import ServerState
 
 # Checkpoint locations by who can use them (a local path is anything else).
 LOCAL_ONLY_HINT = "./checkpoints/<job>"
@@ -50,13 +51,17 @@ def check_runnable(
     *,
     preempt_after: Sequence[float] = (),
     sky_client: Callable[[], SkyClient] | None = None,
+    dry_run: bool = False,
 ) -> frozenset[str] | None:
     """Raise :class:`SubmitRefused` when ``executor`` cannot run ``spec`` as written.
 
     Returns the gpuopt clouds the executor can launch on (SkyPilot: those it has
-    enabled), for the plan to stay within; None: any (the local executor)."""
+    enabled), for the plan to stay within; None: any (the local executor). A SkyPilot
+    ``dry_run`` does not ask SkyPilot here (returns None): :func:`sky_dry_run` does,
+    without starting an API server and without refusing."""
     if executor == "skypilot":
-        return _check_skypilot(job, spec, preempt_after, sky_client)
+        return _check_skypilot(job, spec, preempt_after, None if dry_run else
+                               (sky_client or _default_client))
     if executor == "local":
         _check_local(job, spec)
     return None
@@ -79,8 +84,14 @@ def _check_local(job: JobFile, spec: JobSpec) -> None:
             f"with --executor skypilot")
 
 
+def _default_client() -> SkyClient:
+    from gpuopt.jobs.executors import sky_client
+
+    return sky_client.default_client()
+
+
 def _check_skypilot(job: JobFile, spec: JobSpec, preempt_after: Sequence[float],
-                    sky_client: Callable[[], SkyClient] | None) -> frozenset[str]:
+                    sky_client: Callable[[], SkyClient] | None) -> frozenset[str] | None:
     from gpuopt.providers.extras import require_extra
 
     if preempt_after:
@@ -101,28 +112,23 @@ def _check_skypilot(job: JobFile, spec: JobSpec, preempt_after: Sequence[float],
             f"node is lost when a spot node is preempted, so nothing could resume from it: "
             f"set checkpoint.dir to a bucket ({', '.join(s + '...' for s in SKY_BUCKETS[:2])}"
             f"), mounted where GPUOPT_CHECKPOINT_DIR says, or use --executor local")
-    return _check_enabled_clouds(job, spec, sky_client)
+    return None if sky_client is None else _check_enabled_clouds(job, spec, sky_client)
 
 
 def _check_enabled_clouds(job: JobFile, spec: JobSpec,
-                          sky_client: Callable[[], SkyClient] | None) -> frozenset[str]:
+                          sky_client: Callable[[], SkyClient]) -> frozenset[str]:
     """The registered clouds SkyPilot has enabled; refused when the job may use none."""
-    from gpuopt.jobs.executors import sky_client as sky_client_module
-
-    client = (sky_client or sky_client_module.default_client)()
+    client = sky_client()
     try:
         enabled = set(client.enabled_clouds())
-    except Exception as err:  # SkyPilot raises many kinds (API server down, config)
-        raise SubmitRefused(
-            f"--executor skypilot: cannot ask SkyPilot which clouds it may use "
-            f"({type(err).__name__}: {err}): check `sky api info` and `sky check`, or use "
-            f"--executor local") from None
-    from gpuopt.providers.clouds import cloud_names, get_cloud
+    except Exception as err:  # SkyPilot raises many kinds (API server down, version, ...)
+        from gpuopt.jobs.executors.sky_sdk import why_unusable
 
-    # SkyPilot answers with its own cloud names; the registry maps gpuopt's onto them.
-    wanted = set(spec.resources.clouds or cloud_names())
-    on_sky = {c.lower() for c in enabled}
-    usable = frozenset(c for c in cloud_names() if get_cloud(c).skypilot_name in on_sky)
+        raise SubmitRefused(
+            f"--executor skypilot: cannot ask SkyPilot which clouds it may use: "
+            f"{why_unusable(err)}; or use --executor local") from None
+    usable = _gpuopt_clouds(enabled)
+    wanted = _wanted(spec)
     if not usable & wanted:
         allowed = ", ".join(sorted(wanted))
         has = ", ".join(sorted(enabled)) or "none"
@@ -133,3 +139,66 @@ def _check_enabled_clouds(job: JobFile, spec: JobSpec,
             + (", or allow another in resources.clouds" if spec.resources.clouds else "")
             + ", or use --executor local")
     return usable
+
+
+def _gpuopt_clouds(sky_names: Iterable[str]) -> frozenset[str]:
+    """gpuopt's clouds SkyPilot knows by these names (SkyPilot answers with its own
+    cloud names; the registry maps gpuopt's onto them)."""
+    from gpuopt.providers.clouds import cloud_names, get_cloud
+
+    on_sky = {c.lower() for c in sky_names}
+    return frozenset(c for c in cloud_names() if get_cloud(c).skypilot_name in on_sky)
+
+
+def _wanted(spec: JobSpec) -> set[str]:
+    from gpuopt.providers.clouds import cloud_names
+
+    return set(spec.resources.clouds or cloud_names())
+
+
+@dataclass(frozen=True, slots=True)
+class SkyDryRun:
+    """What a ``--dry-run`` learnt from SkyPilot without starting anything."""
+
+    clouds: frozenset[str]  # gpuopt's clouds to plan on
+    skipped: str | None  # why SkyPilot's own check is skipped; None: its optimizer is asked
+
+
+def sky_dry_run(spec: JobSpec,
+                sky_client: Callable[[], SkyClient] | None = None) -> SkyDryRun:
+    """The clouds a dry run plans on and whether SkyPilot's optimizer can be asked: only
+    when an API server already answers (a dry run never starts one) and has a cloud
+    enabled that the job may use. Never refuses: the task is shown either way."""
+    from gpuopt.jobs.executors import sky_sdk
+    from gpuopt.providers.clouds import registered_clouds
+
+    on_sky = frozenset(c.name for c in registered_clouds() if c.skypilot_name)
+    try:
+        state = sky_sdk.server_state()
+    except Exception as err:  # a broken config, an unparsable endpoint, ...
+        return SkyDryRun(on_sky, sky_sdk.why_unusable(err))
+    if not state.healthy:
+        return SkyDryRun(on_sky, _server_problem(state))
+    try:
+        enabled = (sky_client or _default_client)().enabled_clouds()
+    except Exception as err:
+        return SkyDryRun(on_sky, sky_sdk.why_unusable(err))
+    usable = _gpuopt_clouds(enabled) & on_sky
+    if not usable & _wanted(spec):
+        has = ", ".join(sorted(enabled)) or "none"
+        return SkyDryRun(on_sky, f"SkyPilot has no cloud enabled that the job may use "
+                                 f"(enabled: {has}); `sky check` enables one")
+    return SkyDryRun(usable, None)
+
+
+def _server_problem(state: ServerState) -> str:
+    if state.status == "version_mismatch":
+        return (f"the SkyPilot API server at {state.url} runs SkyPilot {state.version}, "
+                "which does not work with the one installed here; `sky api stop` and "
+                "`sky api start` restart a local one")
+    if state.status == "needs_auth":
+        return f"the SkyPilot API server at {state.url} needs `sky api login -e {state.url}`"
+    if state.local:
+        return f"no SkyPilot API server runs at {state.url}; `sky api start` starts one"
+    return (f"the SkyPilot API server at {state.url} does not answer; start it, or "
+            "`sky api login -e URL` points SkyPilot at another")

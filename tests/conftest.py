@@ -104,3 +104,31 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'gpuopt.db'}"
     return str(request.getfixturevalue("pg_url"))
+
+
+# -- a real SkyPilot API server (tests/sky_server.py) -----------------------------------
+_SKY_TIMINGS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def sky_api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One real SkyPilot API server on 127.0.0.1 (a free port) in a throwaway HOME for the
+    whole session, stopped at its end; skipped with the reason where SkyPilot is absent."""
+    import importlib.util
+
+    if importlib.util.find_spec("sky") is None:
+        pytest.skip("SkyPilot is not installed (pip install -e '.[skypilot]')")
+    from tests import sky_server
+
+    server = sky_server.start(tmp_path_factory.mktemp("sky-home"))
+    _SKY_TIMINGS.append(f"SkyPilot API server on {server.url}: ready in "
+                        f"{server.start_seconds:.1f} s (`sky api start` + clouds enabled)")
+    try:
+        yield server
+    finally:
+        sky_server.stop(server)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _SKY_TIMINGS:
+        terminalreporter.write_line(line)

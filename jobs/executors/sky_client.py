@@ -1,10 +1,11 @@
-"""The SkyPilot SDK boundary: the only code that calls ``sky.*`` client functions.
+"""The executor's view of SkyPilot: the :class:`SkyClient` protocol and its real
+implementation over the SDK calls in ``sky_sdk`` (the one module that touches ``sky``).
 
-SkyPilot >= 0.10 is client-server: ``sky.launch``/``sky.status``/... return a request id;
-``sky.get(request_id)`` waits for the result. Launch is submitted without waiting (the
-API server keeps provisioning even if gpuopt's daemon restarts); the in-flight launch is
-found again through ``sky.api_status(cluster_name=...)``. The executor depends on the
-:class:`SkyClient` protocol only, so tests substitute a recording fake.
+SkyPilot >= 0.10 is client-server: ``launch``/``status``/... return a request id;
+``get(request_id)`` waits for the result. Launch is submitted without waiting (the API
+server keeps provisioning even if gpuopt's daemon restarts); the in-flight launch is
+found again through the API server's requests for that cluster name. The executor
+depends on the :class:`SkyClient` protocol only.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any, Protocol
 from gpuopt.jobs.executors.sky_request_log import MAX_LOG_LINES
 from gpuopt.jobs.executors.sky_task import SkyTaskPlan, build_sky_task
 
-LAUNCH_REQUEST_NAME = "launch"  # sky.server.requests.request_names.RequestName.CLUSTER_LAUNCH
 _LIVE_REQUEST_STATES = frozenset({"PENDING", "WAITING", "RUNNING"})
 
 
@@ -120,7 +120,7 @@ def default_client() -> SkyClient:
 
 
 class SdkSkyClient:
-    """The real boundary, through SkyPilot's Python SDK (``sky`` imported lazily)."""
+    """The real boundary, through SkyPilot's Python SDK (every call in ``sky_sdk``)."""
 
     def __init__(self, autostop_minutes: int | None = 30) -> None:
         # Safety net when nobody tears the cluster down (daemon gone): SkyPilot downs it
@@ -132,131 +132,87 @@ class SdkSkyClient:
         self._started_local_server: bool | None = None
 
     def _sdk(self) -> Any:
-        import sky
+        from gpuopt.jobs.executors import sky_sdk
 
         if self._started_local_server is None:
-            from sky.server import common
-
-            self._started_local_server = False
-            if common.is_api_server_local():
-                status = common.get_api_server_status().status
-                self._started_local_server = status is not common.ApiServerStatus.HEALTHY
-        return sky
+            state = sky_sdk.server_state()
+            self._started_local_server = state.local and not state.healthy
+        return sky_sdk
 
     def close(self, stop: bool) -> str | None:
         """If this client's calls started a local SkyPilot API server: stop it (``stop``;
         in-flight launches die with it) or say it runs on. None when it started none."""
         if not self._started_local_server:
             return None
-        import sky
-        from sky.server import common
+        from gpuopt.jobs.executors import sky_sdk
 
         if not stop:
             return (f"the local SkyPilot API server gpuopt's calls started runs on at "
-                    f"{common.get_server_url()} (it carries in-flight launches); "
+                    f"{sky_sdk.server_url()} (it carries in-flight launches); "
                     "`sky api stop` stops it")
-        sky.api_stop()
+        sky_sdk.api_stop()
         self._started_local_server = False
         return "stopped the local SkyPilot API server gpuopt's calls had started"
 
     def launch(self, plan: SkyTaskPlan, cluster_name: str) -> str:
-        sky = self._sdk()
-
-        task = build_sky_task(plan)
-        request_id = sky.launch(
-            task,
-            cluster_name=cluster_name,
-            retry_until_up=False,
-            idle_minutes_to_autostop=self.autostop_minutes,
-            down=self.autostop_minutes is not None,
-        )
-        return str(request_id)
+        sdk = self._sdk()
+        return str(sdk.launch(build_sky_task(plan), cluster_name,
+                              idle_minutes_to_autostop=self.autostop_minutes,
+                              down=self.autostop_minutes is not None))
 
     def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
-        sky = self._sdk()
-
-        payloads = sky.api_status(all_status=True, cluster_name=cluster_name)
-        found = [
-            p for p in payloads
-            if p.name == LAUNCH_REQUEST_NAME and p.cluster_name == cluster_name
-        ]
+        sdk = self._sdk()
+        name = sdk.launch_request_name()
+        found = [p for p in sdk.requests_of(cluster_name)
+                 if p.name == name and p.cluster_name == cluster_name]
         found.sort(key=lambda p: p.created_at)
-        return [LaunchRequest(p.request_id, p.status, p.error or "") for p in found]
+        return [LaunchRequest(p.request_id, p.status, sdk.request_error_text(p.error))
+                for p in found]
 
     def request_error(self, request_id: str) -> BaseException | None:
-        sky = self._sdk()
-
+        sdk = self._sdk()
         try:
-            sky.get(request_id)  # re-raises the request's own exception, unpickled
+            sdk.get(request_id)  # re-raises the request's own exception, unpickled
         except Exception as exc:
             return exc
         return None
 
     def request_log_tail(self, request_id: str, max_bytes: int) -> str:
-        sky = self._sdk()
-
         out = TailBuffer(max_bytes)
         # follow=False: prints the log's last lines to ``out`` and returns (no result)
-        sky.stream_and_get(request_id, tail=MAX_LOG_LINES, follow=False, output_stream=out)
+        self._sdk().request_log(request_id, MAX_LOG_LINES, out)
         return out.text()
 
     def status(self, cluster_name: str) -> ClusterRecord | None:
-        sky = self._sdk()
-
-        records = sky.get(
-            sky.status(cluster_names=[cluster_name], refresh=sky.StatusRefreshMode.AUTO)
-        )
-        for rec in records:
+        for rec in self._sdk().cluster_records([cluster_name]):
             if rec.name == cluster_name:
                 return ClusterRecord(rec.name, rec.status.value, float(rec.launched_at))
         return None
 
     def list_clusters(self, prefix: str) -> list[ClusterRecord]:
-        sky = self._sdk()
-
-        records = sky.get(sky.status(refresh=sky.StatusRefreshMode.AUTO))
         return [
             ClusterRecord(r.name, r.status.value, float(r.launched_at))
-            for r in records
+            for r in self._sdk().cluster_records(None)
             if r.name.startswith(prefix)
         ]
 
     def queue(self, cluster_name: str) -> list[ClusterJob]:
-        sky = self._sdk()
-
-        jobs = sky.get(sky.queue(cluster_name, skip_finished=False))
+        jobs = self._sdk().job_records(cluster_name)
         return sorted(
             (ClusterJob(j.job_id, j.status.value, j.start_at, j.end_at) for j in jobs),
             key=lambda j: j.job_id,
         )
 
     def down(self, cluster_name: str) -> None:
-        sky = self._sdk()
-        from sky import exceptions
-
-        try:
-            sky.get(sky.down(cluster_name))
-        except exceptions.ClusterDoesNotExist:
-            return
+        self._sdk().down(cluster_name)
 
     def cancel_request(self, request_id: str) -> None:
-        sky = self._sdk()
-
-        sky.get(sky.api_cancel([request_id], silent=True))
+        self._sdk().cancel([request_id])
 
     def tail_logs(
         self, cluster_name: str, job_id: int | None, follow: bool, tail: int = 0
     ) -> Iterator[str]:
-        sky = self._sdk()
-
-        for chunk in sky.tail_logs(
-            cluster_name, job_id, follow=follow, tail=tail, preload_content=False
-        ):
-            if chunk is None:
-                return
-            yield from chunk.splitlines()
+        yield from self._sdk().tail_logs(cluster_name, job_id, follow, tail)
 
     def enabled_clouds(self) -> list[str]:
-        import sky
-
-        return sorted({str(c).lower() for c in sky.get(sky.enabled_clouds())})
+        return sorted({c.lower() for c in self._sdk().enabled_clouds()})

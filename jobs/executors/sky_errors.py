@@ -2,7 +2,8 @@
 clouds' error codes are read, see ``capacity_errors``).
 
 - CAPACITY: ``ResourcesUnavailableError`` (SkyPilot's failover found no resources for
-  the placement) unless the clouds' codes it carries are all quota codes; and any
+  the placement) unless the clouds' codes it carries are all quota codes, or SkyPilot
+  tried no zone at all (empty ``failover_history``, no cloud code: refused); and any
   other error carrying a cloud's capacity code (``InsufficientInstanceCapacity``,
   ``ZONE_RESOURCE_POOL_EXHAUSTED``, ``AllocationFailed``, ...): retried elsewhere,
   with backoff;
@@ -10,7 +11,8 @@ clouds' error codes are read, see ``capacity_errors``).
   are quota codes only (``VcpuLimitExceeded``, ``QUOTA_EXCEEDED``, ``QuotaExceeded``,
   ...): no other zone or later try helps until the quota is raised;
 - REFUSED (retrying cannot fix it): credentials and identity, network (no API server,
-  an unreachable Kubernetes API), an invalid request or config, resources SkyPilot
+  an unreachable Kubernetes API, a cloud SDK's connection or credentials error that
+  SkyPilot wrapped in ``CloudError``), an invalid request or config, resources SkyPilot
   cannot provide for this spec (``no_failover``), permissions, policy rejections;
 - LAUNCH: anything else (an API server hiccup, a cancelled request): retried, backing off.
 
@@ -45,6 +47,20 @@ _REFUSED = (
     "KubeAPIUnreachableError", "NetworkError",
 )
 
+# A cloud SDK's exception reaches the client wrapped in SkyPilot's CloudError, its class
+# name kept in ``error_type``: these mean the cloud's API was never reached (network) or
+# would not know the caller (credentials): retrying the launch cannot fix either.
+_CLOUD_REFUSED = frozenset({
+    # botocore, urllib3 / requests (any SDK's transport)
+    "EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError",
+    "ProxyConnectionError", "NameResolutionError", "NewConnectionError", "MaxRetryError",
+    "ConnectionError", "SSLError",
+    "NoCredentialsError", "PartialCredentialsError", "NoRegionError",
+    "UnauthorizedSSOTokenError", "SSOTokenLoadError", "TokenRetrievalError",
+    # google-auth, azure-identity / azure-core
+    "DefaultCredentialsError", "RefreshError", "TransportError",
+    "CredentialUnavailableError", "ClientAuthenticationError", "ServiceRequestError",
+})
 
 MAX_TEXTS = 200  # a failover history is a few dozen entries; never walk a cycle forever
 
@@ -83,21 +99,41 @@ def cloud_verdict(exc: BaseException, log: Iterable[str] = ()) -> Verdict:
     return classify_texts(chain(carried_texts(exc), log))
 
 
+def refused_by_type(exc: BaseException) -> bool:
+    """SkyPilot's exception types that no retry fixes (and the cloud SDKs' network and
+    credentials errors SkyPilot wraps in CloudError)."""
+    from gpuopt.jobs.executors import sky_sdk
+
+    if isinstance(exc, sky_sdk.exception_types(_REFUSED)):
+        return True
+    return (isinstance(exc, sky_sdk.cloud_error())
+            and getattr(exc, "error_type", "") in _CLOUD_REFUSED)
+
+
 def classify(exc: BaseException, log: Sequence[str] = ()) -> FailureKind:
     """The failure kind of an exception a SkyPilot launch raised (its class, and the
     clouds' capacity / quota codes it and the request's log lines carry; see the module
     doc)."""
-    from sky import exceptions
+    from gpuopt.jobs.executors import sky_sdk
 
-    refused = tuple(getattr(exceptions, name) for name in _REFUSED
-                    if hasattr(exceptions, name))
-    if isinstance(exc, refused):
+    if refused_by_type(exc):
         return FailureKind.REFUSED
     verdict = cloud_verdict(exc, log)
     if verdict.problem is LaunchProblem.QUOTA:
         return FailureKind.REFUSED
-    if isinstance(exc, exceptions.ResourcesUnavailableError):
-        return FailureKind.REFUSED if exc.no_failover else FailureKind.CAPACITY
+    if isinstance(exc, sky_sdk.resources_unavailable()):
+        # An empty failover history: SkyPilot tried no zone (its optimizer found the pinned
+        # placement infeasible, or a check before provisioning failed: a cloud or its
+        # storage not enabled, ...), so no other try of the same placement can help.
+        # Every place it tried refused for a reason no retry fixes (each CloudUserIdentity
+        # Error: credentials, or no network to ask the cloud who we are): refused too.
+        tried = list(getattr(exc, "failover_history", None) or ())
+        if getattr(exc, "no_failover", False) or not (tried or verdict.codes):
+            return FailureKind.REFUSED
+        if (verdict.problem is not LaunchProblem.CAPACITY and tried
+                and all(refused_by_type(t) for t in tried)):
+            return FailureKind.REFUSED
+        return FailureKind.CAPACITY
     if isinstance(exc, ValueError):  # SkyPilot's validation of the task / resources
         return FailureKind.REFUSED
     if verdict.problem is LaunchProblem.CAPACITY:

@@ -56,9 +56,26 @@ def sky_accelerator(gpu: str, cloud: str | None = None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CheckpointMount:
-    path: str  # where the program sees it (GPUOPT_CHECKPOINT_DIR)
-    source: str  # bucket URL
+    path: str  # where the bucket is mounted on the node
+    source: str  # the bucket's URL (SkyPilot mounts whole buckets only)
     mode: str  # MOUNT_CACHED or MOUNT
+    subdir: str = ""  # the checkpoint's prefix inside the bucket
+
+    @property
+    def dir(self) -> str:
+        """GPUOPT_CHECKPOINT_DIR: the checkpoint's directory under the mount."""
+        return f"{self.path}/{self.subdir}" if self.subdir else self.path
+
+
+def split_bucket(url: str) -> tuple[str, str]:
+    """``s3://bucket/a/b`` -> (``s3://bucket``, ``a/b``). SkyPilot mounts (MOUNT,
+    MOUNT_CACHED) a bucket's root only (``sky/data/storage.py`` refuses a prefix with
+    StorageModeError); an https:// (Azure blob) URL is mounted as written."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme == "https":
+        return url, ""
+    bucket, _, prefix = rest.partition("/")
+    return f"{scheme}://{bucket}", prefix.strip("/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,12 @@ class SkyTaskPlan:
         return "/".join(parts)
 
 
+# The checkpoint's directory under the bucket mount exists before the program starts (a
+# fresh prefix in a bucket has no directory yet).
+MAKE_CHECKPOINT_DIR = ('[ -n "$GPUOPT_CHECKPOINT_DIR" ] && '
+                       'mkdir -p "$GPUOPT_CHECKPOINT_DIR" 2>/dev/null\n')
+
+
 def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S,
              telemetry_interval_s: float | None = None, telemetry_file: str = "") -> str:
     """Runs the user's command; prints its exit code as the last log line (SkyPilot's job
@@ -111,7 +134,7 @@ def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S,
     )
     if not telemetry_interval_s or not telemetry_file:
         return (
-            f"{report}\n"
+            f"{report}\n{MAKE_CHECKPOINT_DIR}"
             f"(while sleep {progress_echo_s:g}; do gpuopt_report; done) &\n"
             "gpuopt_reporter=$!\n"
             f"bash -c {shlex.quote(run)}\n"
@@ -133,7 +156,7 @@ def wrap_run(run: str, progress_echo_s: float = PROGRESS_ECHO_S,
         f'echo "{TELEMETRY_MARKER} $t"; gpuopt_tel_last=$t; fi; }}'
     )
     return (
-        f"{report}\n{tel_report}\n"
+        f"{report}\n{tel_report}\n{MAKE_CHECKPOINT_DIR}"
         f"cat > {script} <<'GPUOPT_TELEMETRY_EOF'\n{node_script()}GPUOPT_TELEMETRY_EOF\n"
         "gpuopt_sampler=\n"
         "if command -v nvidia-smi >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then\n"
@@ -219,8 +242,10 @@ def plan_task(
     if problem is not None:
         raise UserError(f"checkpoint.dir {spec.checkpoint_dir}: {problem}", exit_code=2)
     if bucket_scheme(spec.checkpoint_dir) is not None:
-        checkpoint = CheckpointMount(path=mount_path, source=spec.checkpoint_dir, mode=mount_mode)
-        ckpt_path = mount_path
+        bucket, prefix = split_bucket(spec.checkpoint_dir)
+        checkpoint = CheckpointMount(path=mount_path, source=bucket, mode=mount_mode,
+                                     subdir=prefix)
+        ckpt_path = checkpoint.dir
     else:
         # A path on the node itself: fine for tests, lost with the node on preemption.
         ckpt_path = spec.checkpoint_dir
@@ -262,9 +287,9 @@ def plan_task(
 
 
 def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
-    import sky
+    from gpuopt.jobs.executors import sky_sdk
 
-    return sky.Resources(
+    return sky_sdk.new_resources(
         infra=plan.infra,
         instance_type=plan.instance_type,
         accelerators=dict(plan.accelerators) if plan.accelerators else None,
@@ -272,11 +297,18 @@ def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
     )
 
 
-def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
-    """The real ``sky.Task``; validates the pinned resources against SkyPilot's catalog."""
-    import sky
+def build_sky_task(plan: SkyTaskPlan, pinned: bool = True) -> sky.Task:
+    """The real ``sky.Task``; validates the pinned resources against SkyPilot's catalog
+    (``pinned=False``: no resources, which needs no catalog)."""
+    from gpuopt.jobs.executors import sky_sdk
 
-    task = sky.Task(
+    # SkyPilot's own parser and schema for the YAML form of a storage mount.
+    mounts = {path: sky_sdk.storage_from_yaml(dict(cfg))
+              for path, cfg in plan.storage_mounts.items()}
+    if plan.checkpoint is not None:
+        mounts[plan.checkpoint.path] = sky_sdk.new_storage(
+            source=plan.checkpoint.source, mode=plan.checkpoint.mode, persistent=True)
+    return sky_sdk.new_task(
         name=plan.name,
         setup=plan.setup,
         run=plan.run,
@@ -285,17 +317,6 @@ def build_sky_task(plan: SkyTaskPlan) -> sky.Task:
         workdir=plan.workdir,
         file_mounts=dict(plan.file_mounts) or None,
         num_nodes=plan.num_nodes,
+        storage_mounts=mounts,
+        resources=build_sky_resources(plan) if pinned else sky_sdk.any_resources(),
     )
-    # SkyPilot's own parser and schema for the YAML form of a storage mount.
-    mounts = {path: sky.Storage.from_yaml_config(dict(cfg))
-              for path, cfg in plan.storage_mounts.items()}
-    if plan.checkpoint is not None:
-        mounts[plan.checkpoint.path] = sky.Storage(
-            source=plan.checkpoint.source,
-            mode=sky.StorageMode[plan.checkpoint.mode],
-            persistent=True,
-        )
-    if mounts:
-        task.set_storage_mounts(mounts)
-    task.set_resources(build_sky_resources(plan))
-    return task

@@ -75,7 +75,13 @@ def submit(
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
         raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
-    drill, launchable = _pre_store_checks(job, spec, kind, preempt_after)
+    drill, launchable = _pre_store_checks(job, spec, kind, preempt_after, dry_run)
+    sky_skipped: str | None = None
+    if dry_run and kind == "skypilot":
+        from gpuopt.orchestrator.submit_checks import sky_dry_run
+
+        asked = sky_dry_run(spec)
+        launchable, sky_skipped = asked.clouds, asked.skipped
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
         clouds = None if launchable is None else _narrowed(settings, launchable)
@@ -89,7 +95,7 @@ def submit(
                             f"{fits_nowhere_reason(planned.plan)}", exit_code=FITS_NOWHERE)
         if dry_run or store is None:
             if kind == "skypilot":
-                _print_sky_task(job, spec, planned, now)
+                _print_sky_task(job, spec, planned, now, sky_skipped)
             out_console().print("dry run: nothing stored")
             return
         job_id = _store_with_drill(store, job, spec, planned, kind, now, drill, wait)
@@ -111,7 +117,8 @@ def _narrowed(settings: Settings, launchable: frozenset[str]) -> frozenset[str]:
     return launchable & frozenset(enabled) if enabled else launchable
 
 
-def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str | None
+def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str | None,
+                      dry_run: bool = False,
                       ) -> tuple[tuple[float, ...], frozenset[str] | None]:
     """Refuse (exit 2) what the executor cannot run; returns the drill's times and the
     clouds the executor can launch on (None: any)."""
@@ -124,7 +131,7 @@ def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str
             drill = parse_preempt_after(preempt_after)
         except ValueError as err:
             raise SubmitRefused(f"--preempt-after {err}") from None
-    launchable = check_runnable(job, spec, kind, preempt_after=drill)
+    launchable = check_runnable(job, spec, kind, preempt_after=drill, dry_run=dry_run)
     return drill, launchable
 
 
@@ -147,16 +154,24 @@ def _store_with_drill(store: Store, job: JobFile, spec: JobSpec, planned: Planne
         raise
 
 
-def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datetime) -> None:
+def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datetime,
+                    sky_skipped: str | None) -> None:
+    """The task; then SkyPilot's optimizer's pick for it, or in one line why SkyPilot
+    could not be asked."""
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.sky_preview import first_attempt_task_yaml
+    from gpuopt.orchestrator.sky_preview import first_attempt_task, optimizer_check
     from gpuopt.orchestrator.store.jobs_repo import new_job_id
 
     best = planned.plan.best
     assert best is not None
-    text = first_attempt_task_yaml(new_job_id(spec.name or job.path.stem), job.path, job.text,
-                                   spec, best.offer, now, nodes=best.nodes)
-    out_console().out(text, end="", highlight=False)
+    preview = first_attempt_task(new_job_id(spec.name or job.path.stem), job.path, job.text,
+                                 spec, best.offer, now, nodes=best.nodes)
+    console = out_console()
+    console.out(preview.text, end="", highlight=False)
+    skipped = preview.skipped or sky_skipped  # the catalog first: nothing checks without it
+    line = (f"SkyPilot's own check skipped: {skipped}" if skipped is not None
+            else optimizer_check(preview))
+    console.out(line, highlight=False)
 
 
 def _who_runs_it(store: Store, settings: Settings, job_id: str, now: datetime) -> str:

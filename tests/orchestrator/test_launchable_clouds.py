@@ -52,3 +52,28 @@ def test_a_skypilot_submit_plans_on_what_skypilot_has_enabled(
     assert launchable == frozenset(want)
     planned = plan_spec(spec, load_config(env={}), None, NOW, top=20, clouds=launchable)
     assert planned.plan.best is not None and _clouds_of(planned) <= want
+
+
+@pytest.mark.parametrize(("enabled", "skipped"), [
+    ((), "SkyPilot has no cloud enabled that the job may use (enabled: none); "
+         "`sky check` enables one"),
+    (("kubernetes",), "SkyPilot has no cloud enabled that the job may use (enabled: "
+                      "kubernetes); `sky check` enables one"),
+    (("gcp",), None),
+])
+def test_a_dry_run_with_a_server_but_no_usable_cloud_says_so_and_plans_anyway(
+        enabled: tuple[str, ...], skipped: str | None, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's answer comes from the fake client here (a server with no cloud
+    enabled is the real one's state before `sky check`); the dry run never refuses."""
+    from gpuopt.jobs.executors import sky_sdk
+    from gpuopt.orchestrator.submit_checks import sky_dry_run
+
+    monkeypatch.setattr(sky_sdk, "server_state", lambda: sky_sdk.ServerState(
+        "http://127.0.0.1:1", True, "healthy", "0.14.1"))
+    spec = load_job_spec(JOB, purpose="plan", now=NOW)
+    world = FakeSkyWorld(tmp_path, enabled=enabled)
+    got = sky_dry_run(spec, sky_client=lambda: FakeSkyClient(world))
+    assert got.skipped == skipped
+    assert got.clouds == (frozenset({"gcp"}) if skipped is None
+                          else frozenset({"aws", "gcp", "azure", "lambda", "runpod", "vast"}))

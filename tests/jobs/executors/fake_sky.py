@@ -1,5 +1,12 @@
 """A recording fake of the SkyPilot SDK boundary (jobs.executors.sky_client.SkyClient).
 
+Kept only for what cannot run on this machine: a cluster that comes UP and runs the
+job (provisioning needs a cloud account). Everything SkyPilot does without one (launch
+requests, refusals, enabled clouds, request logs, the optimizer) is tested against a
+real API server (test_sky_real_server.py, tests/e2e/test_sky_dry_run.py); the fake's
+records are checked against that server's and its names against the installed SkyPilot
+(test_fake_sky_drift.py).
+
 It plays the API server + one-node clusters: ``launch`` records the call and runs the
 plan's setup and run as local processes (own process group, plan.envs), so the shared
 contract suite can drive the SkyPilot executor with real programs. ``calls`` lists every
@@ -112,8 +119,10 @@ class FakeSkyClient:
         if w.fail_launch_with is not None:
             w.errors[request_id] = w.fail_launch_with
             w.request_logs[request_id] = w.fail_launch_log
+            # the API server lists a failed request without its error (sky.get re-raises
+            # it): what test_sky_real_server checks the fake against
             w.requests.setdefault(cluster_name, []).append(
-                LaunchRequest(request_id, "FAILED", str(w.fail_launch_with)))
+                LaunchRequest(request_id, "FAILED", ""))
             return request_id
         log = w.workdir / f"{cluster_name}.log"
         cluster = _Cluster(cluster_name, plan, log, launched_at=time.time())

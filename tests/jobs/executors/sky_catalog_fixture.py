@@ -6,6 +6,10 @@ rows of SkyPilot's default families (m6i, c6i) and GPU rows. GCP: VM rows (no ac
 and accelerator rows (empty InstanceType, the GPU's own price), which SkyPilot adds up.
 Azure: regional rows, no zones.
 Prices are SkyPilot-shaped, not current.
+common/accelerators.csv: the rows of skypilot-org/skypilot-catalog's
+catalogs/v8/common/accelerators.csv for the GPUs gpuopt places (SkyPilot canonicalises
+accelerator names with it); common/metadata.csv: the columns SkyPilot reads from it
+(``sky/utils/accelerator_registry.py``: GPU, MemoryGB, Manufacturer).
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ GCP_VMS = ",".join(catalog_columns()["gcp"]) + "\n" + "".join(
         f",,,L4,1,L4,us-central1,{zone},0.5599,0.224",
         f",,,A100,1,A100,us-central1,{zone},2.933908,0.9208",
     )
+) + "".join(  # where gpuopt's snapshot places qlora-7b (deploy/examples): an A100 in Europe
+    f"{row}\n" for zone in ("europe-west4-a", "europe-west4-b") for row in (
+        f"a2-highgpu-1g,12.0,85.0,,,,europe-west4,{zone},0.82419,0.24725",
+        f",,,A100,1,A100,europe-west4,{zone},3.229345,1.01361",
+    )
 )
 
 AZURE_VMS = ",".join(catalog_columns()["azure"]) + "\n" + "".join(
@@ -55,11 +64,44 @@ AZURE_VMS = ",".join(catalog_columns()["azure"]) + "\n" + "".join(
 )
 
 
+COMMON_ACCELERATORS = (
+    "AcceleratorName,Clouds\n"
+    "A10,\"['Azure', 'Lambda', 'OCI']\"\n"
+    "A100,\"['AWS', 'Azure', 'Cudo', 'GCP', 'Lambda', 'OCI', 'PrimeIntellect', 'Seeweb', "
+    "'Vast']\"\n"
+    "A100-80GB,\"['AWS', 'Azure', 'GCP', 'Lambda', 'OCI', 'Paperspace', 'PrimeIntellect', "
+    "'RunPod', 'scp']\"\n"
+    "A10G,['AWS']\n"
+    "A40,\"['Cudo', 'RunPod', 'Vast']\"\n"
+    "A6000,\"['Lambda', 'PrimeIntellect']\"\n"
+    "B200,\"['AWS', 'Lambda', 'PrimeIntellect', 'RunPod', 'nebius']\"\n"
+    "H100,\"['AWS', 'Azure', 'DO', 'GCP', 'Hyperbolic', 'Lambda', 'OCI', 'Paperspace', "
+    "'PrimeIntellect', 'RunPod', 'Seeweb', 'Vast', 'nebius']\"\n"
+    "H100-MEGA,['GCP']\n"
+    "H200,\"['AWS', 'GCP', 'OCI', 'PrimeIntellect', 'Seeweb', 'Vast', 'nebius']\"\n"
+    "L4,\"['AWS', 'GCP', 'RunPod', 'Seeweb']\"\n"
+    "L40S,\"['AWS', 'Cudo', 'OCI', 'PrimeIntellect', 'RunPod', 'Seeweb', 'Vast', "
+    "'nebius']\"\n"
+    "RTX4090,\"['RunPod', 'Vast']\"\n"
+    "T4,\"['AWS', 'Azure', 'GCP']\"\n"
+    "V100,\"['AWS', 'Azure', 'Cudo', 'GCP', 'IBM', 'Lambda', 'OCI', 'Paperspace', "
+    "'PrimeIntellect', 'Vast']\"\n"
+    "V100-32GB,\"['AWS', 'Azure', 'Paperspace', 'scp']\"\n"
+)
+COMMON_METADATA = (
+    "GPU,MemoryGB,Manufacturer\n"
+    "A10G,24,NVIDIA\nA100,40,NVIDIA\nA100-80GB,80,NVIDIA\nH100,80,NVIDIA\n"
+    "L4,24,NVIDIA\nT4,16,NVIDIA\nV100,16,NVIDIA\n"
+)
+
+
 def write_skypilot_cache(home: Path) -> Path:
     """Writes the cache under ``home/.sky/catalogs/v8`` (SkyPilot's default place)."""
     root = home / ".sky" / "catalogs" / CATALOG_SCHEMA_VERSION
     for rel, text in (("aws/vms.csv", AWS_VMS), ("aws/az_mappings-default.csv", AWS_AZ_MAPPINGS),
-                      ("gcp/vms.csv", GCP_VMS), ("azure/vms.csv", AZURE_VMS)):
+                      ("gcp/vms.csv", GCP_VMS), ("azure/vms.csv", AZURE_VMS),
+                      ("common/accelerators.csv", COMMON_ACCELERATORS),
+                      ("common/metadata.csv", COMMON_METADATA)):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -151,7 +151,10 @@ def test_codes_in_a_stack_trace_text_count_and_bare_errors_get_their_kind() -> N
                      _client_error(AWS_ICE))
     assert classify(leaked) is FailureKind.CAPACITY
     assert classify(RuntimeError("something else")) is FailureKind.LAUNCH
-    assert classify(e.ResourcesUnavailableError("no A10G in us-east-1b")) is FailureKind.CAPACITY
+    tried = e.ResourcesUnavailableError("no A10G in us-east-1b")
+    assert classify(e.ResourcesUnavailableError("gave up", failover_history=[tried])
+                    ) is FailureKind.CAPACITY
+    assert classify(tried) is FailureKind.REFUSED  # empty history: SkyPilot tried no zone
 
 
 def test_a_cycle_in_the_chain_ends() -> None:

@@ -2,7 +2,9 @@
 
 SkyPilot starts a local API server silently on the first call when none is configured
 and none runs (126 launches without network left one running that nobody asked for).
-The real SDK functions are replaced at the module attributes SdkSkyClient calls."""
+The real SDK functions are replaced at the module attributes the adapter (sky_sdk) calls:
+stopping a server that real calls started is what the API server fixture's teardown
+does (tests/jobs/executors/sky_server.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from gpuopt.jobs.executors.sky_client import SdkSkyClient
 
 
 def _sdk(monkeypatch: pytest.MonkeyPatch, *, local: bool, up: bool) -> list[str]:
-    import sky
+    from sky.client import sdk
     from sky.server import common
 
     calls: list[str] = []
@@ -23,9 +25,9 @@ def _sdk(monkeypatch: pytest.MonkeyPatch, *, local: bool, up: bool) -> list[str]
     monkeypatch.setattr(common, "get_api_server_status",
                         lambda *a, **k: common.ApiServerInfo(status=status))
     monkeypatch.setattr(common, "get_server_url", lambda *a, **k: "http://127.0.0.1:46580")
-    monkeypatch.setattr(sky, "status", lambda *a, **k: calls.append("status") or "req-1")
-    monkeypatch.setattr(sky, "get", lambda request_id: [])
-    monkeypatch.setattr(sky, "api_stop", lambda: calls.append("api_stop"))
+    monkeypatch.setattr(sdk, "status", lambda *a, **k: calls.append("status") or "req-1")
+    monkeypatch.setattr(sdk, "get", lambda request_id: [])
+    monkeypatch.setattr(sdk, "api_stop", lambda: calls.append("api_stop"))
     return calls
 
 

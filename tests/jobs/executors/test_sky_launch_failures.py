@@ -34,7 +34,14 @@ def _errors() -> dict[str, tuple[BaseException, FailureKind]]:
     from sky import exceptions as e
 
     return {
-        "capacity": (e.ResourcesUnavailableError("no A10G in us-east-1b"), FailureKind.CAPACITY),
+        # SkyPilot's failover tried a zone and gave up: its history holds what each said
+        "capacity": (e.ResourcesUnavailableError("no A10G anywhere tried", failover_history=[
+            e.ResourcesUnavailableError("no A10G in us-east-1b")]), FailureKind.CAPACITY),
+        # nothing tried (empty history): the placement is infeasible as pinned, or a check
+        # before provisioning failed (what a real API server answers without storage access)
+        "nothing tried": (e.ResourcesUnavailableError(
+            'Storage "store: s3" specified, but AWS access is disabled. To fix, enable AWS by '
+            "running `sky check`."), FailureKind.REFUSED),
         "no failover": (e.ResourcesUnavailableError("fixed", no_failover=True),
                         FailureKind.REFUSED),
         "credentials": (e.CloudUserIdentityError("aws: no credentials"), FailureKind.REFUSED),

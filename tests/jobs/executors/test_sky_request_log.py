@@ -178,9 +178,9 @@ def test_a_log_that_cannot_be_read_leaves_the_exceptions_verdict(tmp_path: Path)
 # -- the SDK boundary ---------------------------------------------------------------
 def test_the_sdk_client_tails_the_request_log_through_stream_and_get(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """SdkSkyClient asks sky.stream_and_get for the request's last lines without
-    following, and keeps the last max_bytes of what it prints (whole lines)."""
-    import sky
+    """SdkSkyClient asks sky.client.sdk.stream_and_get for the request's last lines
+    without following, and keeps the last max_bytes of what it prints (whole lines)."""
+    from sky.client import sdk
 
     from gpuopt.jobs.executors.sky_client import SdkSkyClient
     from gpuopt.jobs.executors.sky_request_log import MAX_LOG_LINES
@@ -193,7 +193,7 @@ def test_the_sdk_client_tails_the_request_log_through_stream_and_get(
         for line in printed:  # as sky.client.sdk.stream_response prints each line
             print(line, flush=True, end="", file=kw["output_stream"])
 
-    monkeypatch.setattr(sky, "stream_and_get", stream_and_get)
+    monkeypatch.setattr(sdk, "stream_and_get", stream_and_get)
     client = SdkSkyClient()
     client._started_local_server = False  # no API server check: this test is offline
     got = client.request_log_tail("req-9", max_bytes=40)

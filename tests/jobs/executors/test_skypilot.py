@@ -56,8 +56,10 @@ def test_bucket_checkpoint_is_mounted_where_the_env_points() -> None:
     )
     plan = plan_task(spec)
     assert plan.checkpoint is not None
-    assert (plan.checkpoint.source, plan.checkpoint.mode) == ("s3://b/ckpt/J", "MOUNT_CACHED")
-    assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path
+    # SkyPilot mounts a bucket's root only: the prefix is a directory under the mount
+    assert (plan.checkpoint.source, plan.checkpoint.mode) == ("s3://b", "MOUNT_CACHED")
+    assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint/ckpt/J"
+    assert 'mkdir -p "$GPUOPT_CHECKPOINT_DIR"' in plan.run.split("bash -c")[0]
     assert plan.envs["GPUOPT_RESUME"] == "1" and plan.envs["GPUOPT_ATTEMPT"] == "3"
     # progress stays on the node's disk (a directory that exists; read back from the log),
     # never under the bucket mount, where its directory need not exist
@@ -151,7 +153,7 @@ def test_failed_launch_request_is_a_launch_failure(tmp_path: Path) -> None:
     from sky import exceptions
 
     world = FakeSkyWorld(tmp_path, fail_launch_with=exceptions.ResourcesUnavailableError(
-        "no capacity"))
+        "no capacity", failover_history=[exceptions.ResourcesUnavailableError("us-east-1a")]))
     ex = SkyPilotExecutor(FakeSkyClient(world))
     spec = _spec(tmp_path)
     assert not ex.launch(spec).adopted
@@ -181,11 +183,11 @@ def test_real_sky_task_validates_offline_against_the_exported_catalog(tmp_path: 
     assert (got["region"], got["zone"], got["use_spot"]) == ("us-east-1", "us-east-1b", True)
     assert got["accelerators"] == {"A10G": 1}
     assert got["hourly_cost"] == pytest.approx(0.4321)  # our spot price for that zone
-    assert got["storage_source"] == "s3://gpuopt-ckpt/job42"
+    assert got["storage_source"] == "s3://gpuopt-ckpt"
     assert got["storage_mode"] == "MOUNT_CACHED"
     # the job's own storage mount, parsed by SkyPilot's Storage.from_yaml_config
     assert got["user_storage"]["/dataset"] == ["s3://team-datasets/alpaca", "COPY"]
-    assert got["envs"]["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint"
+    assert got["envs"]["GPUOPT_CHECKPOINT_DIR"] == "/gpuopt/checkpoint/job42"
     assert got["envs"]["GPUOPT_RESUME"] == "1"
     # A placement SkyPilot's catalog does not hold is refused by SkyPilot itself.
     assert run("us-east-1d")["error"] == "ValueError"
@@ -210,8 +212,10 @@ def test_every_bucket_scheme_skypilot_mounts_becomes_a_storage_mount() -> None:
         url = f"{scheme.prefix}bucket/ckpt"
         plan = plan_task(AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir=url,
                                      placement=SKY_PLACEMENT))
-        assert plan.checkpoint is not None and plan.checkpoint.source == url
-        assert plan.envs["GPUOPT_CHECKPOINT_DIR"] == plan.checkpoint.path != url
+        assert plan.checkpoint is not None
+        expected = (url, "/gpuopt/checkpoint") if scheme.prefix == "https://" else (
+            f"{scheme.prefix}bucket", "/gpuopt/checkpoint/ckpt")
+        assert (plan.checkpoint.source, plan.envs["GPUOPT_CHECKPOINT_DIR"]) == expected
 def test_a_gcp_vm_with_attached_gpus_becomes_the_vm_plus_accelerators(tmp_path: Path) -> None:
     """gpuopt's GCP N1 offers are named 'n1-standard-4+1xT4'; SkyPilot takes the VM type
     and the accelerators apart (an unknown instance type would fail its validation)."""
