@@ -69,6 +69,23 @@ class Submission:
     def name(self) -> str:
         return self.spec.name or self.job.path.stem
 
+    @property
+    def actor(self) -> str:
+        """The audit trail's "who": the API user, else ``local:<os user>``."""
+        return self.submitted_by or local_actor()
+
+
+def local_actor() -> str:
+    """``local:<os user>``: who runs the CLI on this machine."""
+    import getpass
+
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (a container)
+        import os
+
+        return f"local:uid{os.getuid()}"
+
 
 def read_job(job: JobFile, now: datetime, environ: Mapping[str, str], *,
              base_dir: Path | None = None, uploaded_workdir: Path | None = None
@@ -159,6 +176,7 @@ def _insert(store: Store, sub: Submission, planned: PlannedJob, kind: str, now: 
     from gpuopt.orchestrator.store.jobs_repo import insert_job
     from gpuopt.orchestrator.store.jobs_tables import JobRow
     from gpuopt.orchestrator.store.secrets_repo import published_keys
+    from gpuopt.orchestrator.store.users_repo import record_audit
 
     spec, best = sub.spec, planned.plan.best
     if best is None:
@@ -174,7 +192,7 @@ def _insert(store: Store, sub: Submission, planned: PlannedJob, kind: str, now: 
             "snapshot_as_of": str(planned.snapshot_as_of) if planned.snapshot_as_of else None,
             "candidates": [c.to_json() for c in planned.plan.candidates],
         }),
-        executor=kind, updated_at=now,
+        executor=kind, updated_at=now, submitted_by=sub.submitted_by,
     )
     if sub.secrets:
         with store.session() as session:
@@ -183,6 +201,8 @@ def _insert(store: Store, sub: Submission, planned: PlannedJob, kind: str, now: 
             publish_key(store, now)
     with store.transaction() as session:
         insert_job(session, row, f"queued; plan: {best.reason}")
+        record_audit(session, now, sub.actor, "submit", job_id,
+                     f"{sub.name}, executor {kind}, plan {best.reason}"[:2000])
         if sub.secrets:
             seal_for_job(session, job_id, sub.secrets)
             crash_point("sealing")

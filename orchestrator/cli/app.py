@@ -51,11 +51,12 @@ def build_app() -> typer.Typer:
         simulate_cmd,
         skypilot_cmd,
         submit_cmd,
+        users_cmd,
     )
 
     for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, gpus_cmd,
                    simulate_cmd, report_cmd, calibration_cmd, daemon_cmd, config_cmd,
-                   skypilot_cmd):
+                   skypilot_cmd, users_cmd):
         module.register(app)
     return app
 
