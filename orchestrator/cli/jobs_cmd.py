@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from datetime import datetime
 
     from rich.console import Console
 
@@ -155,69 +154,22 @@ def status(
     import json
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.job_views import attempt_view, job_view, submitted_plan
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.job_status import load_job, status_view
 
-    job, attempts, events = _load_job(job_id, config, with_events=True)
-    now = datetime.now(UTC)
-    view = job_view(job, attempts, now)
-    view["plan"] = submitted_plan(job)
-    view["attempt_list"] = [attempt_view(a, now) for a in attempts]
-    measured = _telemetry_views(job, attempts, config)
-    for shown in view["attempt_list"]:
-        shown.update(measured.get(shown["attempt"], {"telemetry": None}))
-    view["events"] = [{"at": e.at.isoformat(), "kind": e.kind, "message": e.message}
-                      for e in events]
-    view["spot_policy"] = _spot_policy(job, attempts, events, config, now)
+    settings = load_config(config)
+    store = _open(config)
+    if store is None:
+        raise _no_job(job_id)
+    try:
+        job, attempts, events = load_job(store, job_id)
+        view = status_view(store, settings, job, attempts, events, datetime.now(UTC))
+    finally:
+        store.close()
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
-    _print_status(view, wide)
-
-
-def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | None,
-                     ) -> dict[int, dict[str, Any]]:
-    """What the GPU sampler measured per attempt, with the model's estimate beside it."""
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.telemetry import telemetry_views
-
-    store = _open(config)
-    if store is None:
-        return {}
-    try:
-        try:
-            spec = load_stored_spec(job)
-        except UserError:  # a stored spec this version no longer reads: no estimate
-            spec = None
-        return telemetry_views(store, spec, attempts)
-    finally:
-        store.close()
-
-
-def _spot_policy(job: JobRow, attempts: list[AttemptRow], events: list[JobEventRow],
-                 config: Path | None, now: datetime) -> dict[str, Any] | None:
-    """Why a ``spot: auto`` job with a deadline holds what it holds (None: not one)."""
-    from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.spot_policy_view import (
-        last_policy_note,
-        load_spot_policy_view,
-        spot_policy_json,
-    )
-
-    store = _open(config)
-    if store is None:
-        return None
-    try:
-        view = load_spot_policy_view(store, load_config(config), job, attempts, now)
-    except Exception as err:  # an explanation, never a reason for status to fail
-        import logging
-
-        logging.getLogger("gpuopt.status").warning(
-            "spot policy not explained: %s: %s", type(err).__name__, err)
-        return None
-    finally:
-        store.close()
-    return spot_policy_json(view, last_policy_note(events))
+    print_status(view, wide)
 
 
 def _measured_lines(a: dict[str, Any]) -> list[str]:
@@ -247,7 +199,7 @@ def _measured_lines(a: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _print_status(view: dict[str, Any], wide: bool = False) -> None:
+def print_status(view: dict[str, Any], wide: bool = False) -> None:
     from rich.text import Text
 
     from gpuopt.orchestrator.cli.console import out_console

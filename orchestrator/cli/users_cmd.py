@@ -104,7 +104,8 @@ def revoke(
 
 
 def register(app: typer.Typer) -> None:
-    users_app = typer.Typer(help="Users of the HTTP API (on the control node).",
+    users_app = typer.Typer(help="Users of the HTTP API (on the control node).\n\n"
+                            "Example: gpuopt users add alice --team nlp",
                             no_args_is_help=True)
     users_app.command("add")(add)
     users_app.command("list")(list_)
