@@ -281,53 +281,16 @@ def logs(
 
     Example: gpuopt logs quickstart-train-6vw8zw --attempt 1 --follow
     """
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import ExecutorCache
-    from gpuopt.orchestrator.job_secrets import redact
+    from gpuopt.orchestrator.job_logs import choose_attempt, log_lines
 
     job, attempts, _ = _load_job(job_id, config)
-    if not attempts:
-        raise UserError(f"{job.id} has not been launched yet ({job.status})", exit_code=2)
-    chosen = attempts[-1] if attempt is None else next(
-        (a for a in attempts if a.number == attempt), None)
-    if chosen is None:
-        raise UserError(f"{job.id} has attempts 1..{len(attempts)}, not {attempt}", exit_code=2)
-    from gpuopt.core.safe_text import escape_text
-
-    hidden = _secret_values(job, config)
-    executor = ExecutorCache()(job.executor)
-    printed = False
-    try:
-        for line in executor.logs(chosen.cluster_name, follow=follow):
-            # a program's bytes, not ours: its secrets hidden, its control characters escaped
-            typer.echo(escape_text(redact(line, hidden) if hidden else line, multiline=True))
-            printed = True
-    except KeyboardInterrupt:
-        return
-    if not printed and chosen.last_log_lines:
-        tail = chosen.last_log_lines
-        typer.echo(escape_text(redact(tail, hidden) if hidden else tail, multiline=True))
-
-
-def _secret_values(job: JobRow, config: Path | None) -> list[str]:
-    """The job's own secret values, to hide them in what ``logs`` prints. A local
-    attempt's log is redacted as it is written (jobs/executors/local_proc.SUPERVISOR);
-    another executor's log is printed only when the values can be had here."""
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets
-
-    names = sorted(load_stored_spec(job).secrets)
-    if not names:
-        return []
+    chosen = choose_attempt(job, attempts, attempt)
     store = _open(config)
     try:
-        return list(open_secrets(store, job.id, names).values()) if store else []
-    except SecretsUnavailable as err:
-        if job.executor == "local":
-            return []
-        raise UserError(f"{err}; its log may hold them, so it is not shown (the last "
-                        "lines, redacted, are in `gpuopt status`)", exit_code=2) from None
+        for line in log_lines(store, job, chosen, follow):
+            typer.echo(line)
+    except KeyboardInterrupt:
+        return
     finally:
         if store is not None:
             store.close()

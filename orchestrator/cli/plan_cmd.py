@@ -11,6 +11,8 @@ import typer
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from rich.console import Console
+
     from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.policies.placement import Plan
 
@@ -76,14 +78,14 @@ def plan(
 
 
 def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
-               now: datetime | None = None) -> None:
+               now: datetime | None = None, console: Console | None = None) -> None:
     from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.snapshot_age import prices_source
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table, short_market
 
-    console = out_console()
+    console = console or out_console()
     plan = planned.plan
     src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
     # Narrower terminals drop, in this order: instance, #, risk, est. h.
@@ -112,7 +114,7 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             console.print(escape(line), style="dim")
     if plan.best is not None:
         console.print(f"[bold]Pick:[/] {escape(plan.best.reason)}")
-        print_frontier(plan)
+        print_frontier(plan, console)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
@@ -157,12 +159,12 @@ def frontier_lines(plan: Plan) -> list[str]:
     return out
 
 
-def print_frontier(plan: Plan) -> None:
+def print_frontier(plan: Plan, console: Console | None = None) -> None:
     from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
 
-    console = out_console()
+    console = console or out_console()
     lines = frontier_lines(plan)
     console.print(f"[bold]{escape(lines[0])}[/]", soft_wrap=True)
     for line in lines[1:]:

@@ -366,8 +366,8 @@ class ApiConfig(_Section):
     def _host_port(cls, v: str) -> str:
         if v == "":
             return v
-        host, sep, port = v.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        host, sep, port = v.rpartition(":")  # port 0: any free port (tests)
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
             raise ValueError(f"{v!r} must be HOST:PORT, e.g. 127.0.0.1:8470, or \"\" (off)")
         return v
 

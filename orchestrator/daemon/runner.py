@@ -351,13 +351,24 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
             exit_code=2,
         ) from None
     metrics.start()
-    log.info("gpuopt daemon %s started on %s (metrics and /healthz on http://%s)",
-             node.node_id, store.url, metrics.address)
+    try:
+        from gpuopt.orchestrator.api.server import start_api
+
+        api = start_api(settings, store)
+    except BaseException:
+        metrics.stop()
+        leadership.release()
+        raise
+    log.info("gpuopt daemon %s started on %s (metrics and /healthz on http://%s%s)",
+             node.node_id, store.url, metrics.address,
+             f"; API and dashboard on {api.url}" if api is not None else "")
     try:
         daemon.loop()
     finally:
         log.info("stopping: finishing running steps, leaving running jobs running")
         clean = daemon.shutdown()
+        if api is not None:
+            api.stop()
         metrics.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
