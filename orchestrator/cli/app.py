@@ -45,6 +45,7 @@ def build_app() -> typer.Typer:
         estimate_cmd,
         gpus_cmd,
         jobs_cmd,
+        login_cmd,
         plan_cmd,
         prices_cmd,
         report_cmd,
@@ -56,7 +57,7 @@ def build_app() -> typer.Typer:
 
     for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, gpus_cmd,
                    simulate_cmd, report_cmd, calibration_cmd, daemon_cmd, config_cmd,
-                   skypilot_cmd, users_cmd):
+                   skypilot_cmd, users_cmd, login_cmd):
         module.register(app)
     return app
 

@@ -51,6 +51,13 @@ def estimate(
 
     Example: gpuopt estimate deploy/examples/qlora-7b.yaml --gpu A100-40GB:1 --json
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.estimate(remote, job_file, gpu, as_json)
+        return
     from gpuopt.jobs.loader import load_job_spec
 
     spec = load_job_spec(job_file, purpose="estimate")

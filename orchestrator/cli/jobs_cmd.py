@@ -76,6 +76,13 @@ def jobs(
 
     Example: gpuopt jobs --status live --team nlp --limit 20
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.jobs(remote, status, owner, team, limit, wide, as_json)
+        return
     import json
     from datetime import UTC, datetime
 
@@ -151,6 +158,13 @@ def status(
 
     Example: gpuopt status quickstart-train-6vw8zw
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.status(remote, job_id, wide, as_json)
+        return
     import json
     from datetime import UTC, datetime
 
@@ -281,6 +295,13 @@ def logs(
 
     Example: gpuopt logs quickstart-train-6vw8zw --attempt 1 --follow
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.logs(remote, job_id, attempt, follow)
+        return
     from gpuopt.orchestrator.job_logs import choose_attempt, log_lines
 
     job, attempts, _ = _load_job(job_id, config)
@@ -304,6 +325,13 @@ def cancel(
 
     Example: gpuopt cancel quickstart-train-6vw8zw
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.cancel(remote, job_id)
+        return
     from datetime import UTC, datetime
 
     from gpuopt.orchestrator.attempts import ExecutorCache

@@ -41,6 +41,13 @@ def plan(
 
     Example: gpuopt plan deploy/examples/qlora-7b.yaml --top 5 --minimize time
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.plan(remote, job_file, top, minimize, as_json)
+        return
     from datetime import UTC, datetime
 
     from gpuopt.core.errors import UserError

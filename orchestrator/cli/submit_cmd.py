@@ -51,6 +51,14 @@ def submit(
 
     Example: gpuopt submit deploy/examples/quickstart.yaml --wait --preempt-after 4s
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_submit
+
+        remote_submit.submit(remote, job_file, dry_run, wait, executor, interval,
+                             preempt_after)
+        return
     import os
     from datetime import UTC, datetime
 
