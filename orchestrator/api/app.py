@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from gpuopt.core.errors import UserError
 
@@ -77,11 +77,15 @@ def build_app(ctx: ApiContext) -> FastAPI:
     app.include_router(routes_jobs.router, prefix=API)
     app.include_router(routes_info.router, prefix=API)
     try:
-        from gpuopt.orchestrator.api.dashboard import router as dashboard
+        from gpuopt.orchestrator.api import dashboard
     except ImportError:  # the dashboard's templates need jinja2 (the server extra)
         pass
     else:
-        app.include_router(dashboard)
+        app.include_router(dashboard.router)
+
+        @app.exception_handler(dashboard.SignInRequired)
+        async def _sign_in(_request: Request, _err: Exception) -> Response:
+            return RedirectResponse("/login", status_code=303)
 
     @app.exception_handler(UserError)
     async def _user_error(_request: Request, err: UserError) -> JSONResponse:
