@@ -183,6 +183,8 @@ def main() -> None:
             daemon.terminate()
             daemon.wait(30)
         stored = _stored_ids(env)
+        if args.database == "postgresql":
+            _drop_pg(env["GPUOPT_DATABASE_URL"])
         _report(args, clients, stored, elapsed, killed_at)
 
 
@@ -198,6 +200,17 @@ def _pg_database() -> str:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+
+
+def _drop_pg(url: str) -> None:
+    import sqlalchemy as sa
+
+    name = url.rsplit("/", 1)[1]
+    admin = sa.create_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test",
+                             isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
 
 
 def _stored_ids(env: dict[str, str]) -> list[str]:
