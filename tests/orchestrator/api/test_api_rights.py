@@ -167,3 +167,13 @@ def test_plan_prices_report(api: Api) -> None:
     res = api.client.get("/api/v1/report?team=nlp", headers=api.h("bob"))
     assert res.status_code == 403 and "reads only its team's (cv)" in res.json()["detail"]
     assert api.client.get("/api/v1/report?team=nlp", headers=api.h("root")).status_code == 200
+
+
+def test_a_body_without_length_is_counted_and_cut_at_the_limit(api: Api) -> None:
+    def chunks() -> object:
+        for _ in range(5):  # 5 MiB: beyond 1 MiB + the form's 2 MiB
+            yield b"x" * 2**20
+
+    res = api.client.post("/api/v1/jobs", content=chunks(), headers={
+        **api.h("alice"), "Content-Type": "multipart/form-data; boundary=b"})
+    assert res.status_code == 413
