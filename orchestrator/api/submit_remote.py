@@ -75,7 +75,11 @@ def _submit(ctx: ApiContext, user: User, root: Path, text: str, shown: str,
     stored_file.write_text(text, encoding="utf-8")
     sub = replace(sub, spec=spec, spec_path=stored_file, submitted_by=user.name)
     settings = ctx.settings
-    kind = executor or settings.executor.resolved(settings.clouds).value
+    default = settings.executor.resolved(settings.clouds).value
+    kind = executor or default
+    if kind != default and not user.is_admin:
+        raise HTTPException(403, f"--executor {kind}: this server runs members' jobs on "
+                            f"{default}; only an admin may choose another executor")
     launchable = check_executor(sub, kind)
     planned = plan_job(sub, settings, ctx.store, now, launchable)
     title = sub.spec.name or job.path.name

@@ -177,3 +177,8 @@ def test_a_body_without_length_is_counted_and_cut_at_the_limit(api: Api) -> None
     res = api.client.post("/api/v1/jobs", content=chunks(), headers={
         **api.h("alice"), "Content-Type": "multipart/form-data; boundary=b"})
     assert res.status_code == 413
+
+
+def test_only_an_admin_chooses_another_executor(api: Api) -> None:
+    res = api.submit("alice", "sky", tar_of({"a": b""}), executor="skypilot")
+    assert res.status_code == 403 and "only an admin" in res.json()["detail"]
