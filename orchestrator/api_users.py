@@ -69,11 +69,18 @@ def add_user(store: Store, name: str, team: str | None, is_admin: bool,
         check_name(team, "team")
     token = new_token()
     with store.transaction() as session:
-        if find_user(session, name) is not None:
-            raise UserError(f"user {name!r} exists: `gpuopt users revoke {name}` first, or "
-                            "choose another name", exit_code=2)
-        insert_user(session, ApiUserRow(name=name, team=team, is_admin=is_admin,
-                                        token_sha256=token_hash(token), created_at=now))
+        row = find_user(session, name)
+        if row is not None and row.revoked_at is None:
+            raise UserError(f"user {name!r} exists: `gpuopt users revoke {name}` first (a "
+                            "revoked user can be added again, with a new token), or choose "
+                            "another name", exit_code=2)
+        if row is None:
+            row = ApiUserRow(name=name, team=team, is_admin=is_admin,
+                             token_sha256=token_hash(token), created_at=now)
+        else:  # a revoked user again: a new token; the audit trail keeps its name
+            row.team, row.is_admin, row.token_sha256 = team, is_admin, token_hash(token)
+            row.created_at, row.revoked_at = now, None
+        insert_user(session, row)
     return token
 
 

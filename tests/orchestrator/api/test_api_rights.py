@@ -182,3 +182,19 @@ def test_a_body_without_length_is_counted_and_cut_at_the_limit(api: Api) -> None
 def test_only_an_admin_chooses_another_executor(api: Api) -> None:
     res = api.submit("alice", "sky", tar_of({"a": b""}), executor="skypilot")
     assert res.status_code == 403 and "only an admin" in res.json()["detail"]
+
+
+@pytest.mark.postgres
+def test_members_and_admin_on_postgresql(pg_api: Api) -> None:
+    a = pg_api.submit("alice", "pg-a", tar_of({"t.py": b"1"}))
+    b = pg_api.submit("bob", "pg-b", tar_of({"t.py": b"2"}))
+    assert a.status_code == b.status_code == 201, (a.text, b.text)
+
+    def ids(user: str) -> list[str]:
+        return [j["id"] for j in pg_api.client.get("/api/v1/jobs",
+                                                   headers=pg_api.h(user)).json()]
+
+    assert ids("alice") == [a.json()["id"]] and ids("bob") == [b.json()["id"]]
+    assert ids("root") == [a.json()["id"], b.json()["id"]]
+    res = pg_api.client.post(f"/api/v1/jobs/{a.json()['id']}/cancel", headers=pg_api.h("bob"))
+    assert res.status_code == 403 and "belongs to alice" in res.json()["detail"]

@@ -45,9 +45,13 @@ def test_token_hash_only_and_revocation(db_url: str) -> None:
         from gpuopt.core.errors import UserError
 
         with pytest.raises(UserError, match="exists"):
-            add_user(store, "alice", None, False, now)
+            add_user(store, "root", None, False, now)
         with pytest.raises(UserError, match="no live user"):
             revoke(store, "alice", now)
+        again = add_user(store, "alice", "cv", False, now)  # revoked: a new token
+        assert authenticate(store, token) is None
+        back = authenticate(store, again)
+        assert back is not None and back.team == "cv"
     finally:
         store.close()
 
