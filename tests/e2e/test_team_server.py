@@ -109,6 +109,15 @@ def test_two_users_one_remote(server: object) -> None:
     local = _cli(env, "jobs")
     assert remote.returncode == local.returncode == 0
     assert remote.stdout == local.stdout and ids["alice"] in remote.stdout
+    # plan, prices and report: the remote CLI prints what the control node prints
+    project = tmp / "alice-laptop"
+    for args in (("plan", "job.yaml", "--top", "4"), ("prices", "--limit", "5"),
+                 ("report",), ("report", "--format", "json"),
+                 ("estimate", "job.yaml", "--gpu", "L4")):
+        there = _cli(as_user("root"), *args, cwd=project)
+        here = _cli(env, *args, cwd=project)
+        assert there.returncode == here.returncode == 0, (args, there.stderr, here.stderr)
+        assert there.stdout == here.stdout, args
     no_token = _cli({**as_user("root"), "GPUOPT_API_TOKEN": "gpuopt_wrong"}, "jobs")
     assert no_token.returncode == 2 and "not valid" in no_token.stderr
     # `gpuopt login` keeps the URL and token (0600); the commands then need no variables
