@@ -103,6 +103,48 @@ def revoke(
     out_console().print(f"user {name}: token revoked", markup=False)
 
 
+def audit(
+    job: Annotated[str | None, typer.Option("--job", help="Only this job's records.")]
+    = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="The newest N records.")]
+    = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """The audit trail: every submit and cancel, who (API user or local:<os user>), when.
+
+    Example: gpuopt users audit --job quickstart-train-6vw8zw
+    """
+    import json
+
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.tables import ID, Col, print_table
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.store.users_repo import audit_of
+
+    store = open_store_if_exists(load_config(config).database.url)
+    rows = []
+    if store is not None:
+        try:
+            with store.session() as session:
+                rows = audit_of(session, [job] if job else None, newest=limit)
+        finally:
+            store.close()
+    if as_json:
+        typer.echo(json.dumps([{"at": r.at.isoformat(), "actor": r.actor,
+                                "action": r.action, "job": r.job_id, "detail": r.detail}
+                               for r in rows], indent=2))
+        return
+    if not rows:
+        out_console().print("no audit records")
+        return
+    print_table(out_console(), [Col("at (UTC)", ID), Col("who", ID), Col("what", ID),
+                                Col("job", ID), Col("detail", optional=1)],
+                [[f"{r.at:%Y-%m-%d %H:%M:%S}", r.actor, r.action, r.job_id, r.detail or ""]
+                 for r in rows])
+
+
 def register(app: typer.Typer) -> None:
     users_app = typer.Typer(help="Users of the HTTP API (on the control node).\n\n"
                             "Example: gpuopt users add alice --team nlp",
@@ -110,4 +152,5 @@ def register(app: typer.Typer) -> None:
     users_app.command("add")(add)
     users_app.command("list")(list_)
     users_app.command("revoke")(revoke)
+    users_app.command("audit")(audit)
     app.add_typer(users_app, name="users")

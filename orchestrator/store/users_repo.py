@@ -48,8 +48,9 @@ def record_audit(session: Session, at: datetime, actor: str, action: str, job_id
 
 
 def audit_of(session: Session, job_ids: Sequence[str] | None = None,
-             limit: int = 1000) -> list[AuditRow]:
-    query = select(AuditRow).order_by(col(AuditRow.id))
+             newest: int = 1000) -> list[AuditRow]:
+    """The newest ``newest`` records (of these jobs), oldest first."""
+    query = select(AuditRow).order_by(col(AuditRow.id).desc())
     if job_ids is not None:
         query = query.where(col(AuditRow.job_id).in_(list(job_ids)))
-    return list(session.exec(query.limit(limit)))
+    return list(reversed(session.exec(query.limit(newest)).all()))

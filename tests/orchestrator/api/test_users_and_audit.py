@@ -97,3 +97,21 @@ def test_submit_and_cancel_are_audited(db_url: str, tmp_path: Path) -> None:
     assert [(a.action, a.job_id) for a in trail] == [("submit", job_id), ("cancel", job_id)]
     assert trail[0].actor.startswith("local:") and trail[1].actor == "carol"
     assert trail[0].at <= trail[1].at and job_row.cancel_requested
+
+
+def test_users_audit_lists_the_trail(tmp_path: Path) -> None:
+    from gpuopt.orchestrator.reconcile import request_cancel
+    from gpuopt.orchestrator.store import open_store
+    from tests.orchestrator.reconcile.conftest import submit, write_job
+
+    store = open_store(None)  # the default store of this GPUOPT_HOME, as the CLI's
+    try:
+        job_id = submit(store, write_job(tmp_path, "seen", "true"))
+        request_cancel(store, job_id, datetime.now(UTC), "dave")
+    finally:
+        store.close()
+    res = _run("users", "audit", "--json", "--job", job_id)
+    assert res.returncode == 0, res.stderr
+    assert [(r["action"], r["actor"]) for r in json.loads(res.stdout)][1] == ("cancel", "dave")
+    table = _run("users", "audit")
+    assert "dave" in table.stdout and "cancel" in table.stdout
