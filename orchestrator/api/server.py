@@ -26,12 +26,12 @@ class ApiServer:
 
         from gpuopt.orchestrator.api.app import build_app
         from gpuopt.orchestrator.api.context import ApiContext
-        from gpuopt.orchestrator.paths import data_dir
+        from gpuopt.orchestrator.uploads_sweep import uploads_root
 
         api = settings.api
         host, _, port = api.address.rpartition(":")
         self.scheme = "https" if api.tls_cert else "http"
-        ctx = ApiContext(store=store, settings=settings, upload_root=data_dir() / "uploads",
+        ctx = ApiContext(store=store, settings=settings, upload_root=uploads_root(),
                          session_secret=secrets.token_bytes(32))
         ctx.session_secure = api.tls_cert is not None
         self.app = build_app(ctx)

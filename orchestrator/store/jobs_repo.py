@@ -108,6 +108,17 @@ def list_jobs(session: Session, statuses: Sequence[str] | None = None, *,
     return list(reversed(session.execute(query).scalars().all()))
 
 
+def jobs_with_spec_under(session: Session, prefix: str
+                         ) -> list[tuple[str, bool, datetime | None]]:
+    """(spec_path, live, finished_at) of the jobs whose spec_path starts with ``prefix``
+    (the API's upload directories)."""
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    query = select(col(JobRow.spec_path), col(JobRow.status), col(JobRow.finished_at)).where(
+        col(JobRow.spec_path).like(like, escape="\\"))
+    return [(path, status in LIVE_JOB_STATUSES, finished)
+            for path, status, finished in session.execute(query).all() if path]
+
+
 def live_job_ids(session: Session) -> list[str]:
     query = select(col(JobRow.id)).where(col(JobRow.status).in_(LIVE_JOB_STATUSES))
     return list(session.execute(query.order_by(col(JobRow.submitted_at))).scalars().all())
