@@ -63,7 +63,7 @@ def read_job_file(path: Path) -> str:
 def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
                    purpose: Purpose | None = None, now: datetime | None = None,
                    hub_configs: Mapping[str, Any] | None = None,
-                   stored: bool = False) -> JobSpec:
+                   stored: bool = False, uploaded_workdir: Path | None = None) -> JobSpec:
     """Validate YAML text; relative `model.config` paths resolve against ``base_dir``
     (default: the directory of ``filename``). ``purpose`` and ``now``: see load_job_spec.
 
@@ -71,7 +71,9 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
     (jobs/hub.py), unless ``hub_configs`` holds its config.json already (by id: bytes,
     text or the parsed mapping; e.g. what a stored job recorded from
     ``spec.model.hub_source()``). ``stored``: the text of a job an older version stored,
-    read as it is even with control characters (escaped wherever it is shown)."""
+    read as it is even with control characters (escaped wherever it is shown).
+    ``uploaded_workdir``: a remote submitter's ``workdir`` as unpacked on this machine
+    (the HTTP API); it stands for the path the file names."""
     if base_dir is None:
         base_dir = Path(filename).resolve().parent
     if len(text) > MAX_SPEC_BYTES:
@@ -106,6 +108,8 @@ def parse_job_spec(text: str, filename: str, base_dir: Path | None = None,
         context: dict[str, Any] = {"base_dir": base_dir, "stored_text": stored}
         if hub_configs:
             context["hub_configs"] = dict(hub_configs)
+        if uploaded_workdir is not None:
+            context["uploaded_workdir"] = uploaded_workdir
         spec = JobSpec.model_validate(data, context=context)
     except ValidationError as exc:
         found = [_describe(err, doc, filename) for err in exc.errors()[:_MAX_ERRORS]]

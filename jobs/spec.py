@@ -772,6 +772,9 @@ class JobSpec(_Strict):
             return value
         if (info.context or {}).get("stored"):
             return value  # a stored spec (jobs.resolved): checked and resolved at submit
+        uploaded = (info.context or {}).get("uploaded_workdir")
+        if uploaded is not None:  # sent by a remote submitter, unpacked here (the API)
+            return str(Path(uploaded).resolve())
         path = Path(value.strip()).expanduser()
         base = (info.context or {}).get("base_dir")
         if not path.is_absolute() and base is not None:

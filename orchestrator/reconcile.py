@@ -550,18 +550,31 @@ def _finish_job(store: Store, job: JobRow, now: datetime, status: JobStatus,
         _forget_secrets(job.id)
 
 
-def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: datetime) -> JobRow:
-    """Request cancellation and carry it out now: stop the attempt, close it (its cost
-    stays in the ledger), end the job. A loop that is launching an attempt right now
-    sees the request after its launch and stops what it launched. Every earlier attempt
-    of the job is stopped too (idempotent), so nothing an attempt left behind survives."""
+def request_cancel(store: Store, job_id: str, now: datetime, actor: str) -> JobRow:
+    """Record the cancellation (and who asked, in the audit trail) in one transaction;
+    the reconcile step that sees it carries it out. The job as it was."""
     from gpuopt.orchestrator.store.jobs_repo import add_event, find_job, set_job
+    from gpuopt.orchestrator.store.users_repo import record_audit
 
     with store.transaction() as session:
         job = find_job(session, job_id)
         if job.status in LIVE_JOB_STATUSES and not job.cancel_requested:
             set_job(session, job.id, now, cancel_requested=True)
-            add_event(session, job.id, now, "cancel", "cancellation requested")
+            add_event(session, job.id, now, "cancel", f"cancellation requested by {actor}")
+        record_audit(session, now, actor, "cancel", job.id, f"status {job.status}")
+    return job
+
+
+def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: datetime,
+               actor: str | None = None) -> JobRow:
+    """Request cancellation and carry it out now: stop the attempt, close it (its cost
+    stays in the ledger), end the job. A loop that is launching an attempt right now
+    sees the request after its launch and stops what it launched. Every earlier attempt
+    of the job is stopped too (idempotent), so nothing an attempt left behind survives.
+    ``actor``: who asked (the audit trail; default ``local:<os user>``)."""
+    from gpuopt.orchestrator.submit_service import local_actor
+
+    job = request_cancel(store, job_id, now, actor or local_actor())
     if job.status in LIVE_JOB_STATUSES:
         _step_job(store, executor_for, None, now, job.id, StepReport())
     fresh, attempts = _load(store, job.id)

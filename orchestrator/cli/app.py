@@ -45,17 +45,19 @@ def build_app() -> typer.Typer:
         estimate_cmd,
         gpus_cmd,
         jobs_cmd,
+        login_cmd,
         plan_cmd,
         prices_cmd,
         report_cmd,
         simulate_cmd,
         skypilot_cmd,
         submit_cmd,
+        users_cmd,
     )
 
     for module in (estimate_cmd, plan_cmd, submit_cmd, jobs_cmd, prices_cmd, gpus_cmd,
                    simulate_cmd, report_cmd, calibration_cmd, daemon_cmd, config_cmd,
-                   skypilot_cmd):
+                   skypilot_cmd, users_cmd, login_cmd):
         module.register(app)
     return app
 

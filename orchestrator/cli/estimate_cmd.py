@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +12,8 @@ import typer
 from gpuopt.orchestrator.cli.completion import complete_gpu
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from gpuopt.jobs.estimate.calibration import Calibration
     from gpuopt.jobs.estimate.fit import Fit
     from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
@@ -51,17 +54,49 @@ def estimate(
 
     Example: gpuopt estimate deploy/examples/qlora-7b.yaml --gpu A100-40GB:1 --json
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.estimate(remote, job_file, gpu, as_json)
+        return
+    from gpuopt.jobs.loader import load_job_spec
+
+    spec = load_job_spec(job_file, purpose="estimate")
+    result = estimate_spec(spec, gpu, _calibration(spec))
+    if as_json:
+        typer.echo(json.dumps(result.doc))
+        return
+    result.print(spec.name or job_file.name)
+
+
+@dataclass
+class EstimateResult:
+    doc: dict[str, object]  # what --json prints
+    model: str
+    gpus: int
+    breakdown: dict[str, float]
+    rows: list[tuple[str, Fit | None]]
+    runtimes: dict[str, RuntimeEstimate | None]
+
+    def print(self, title: str, console: Console | None = None) -> None:
+        _print_tables(title, self.model, self.gpus, self.breakdown, self.rows, self.runtimes,
+                      console)
+
+
+def estimate_spec(spec: JobSpec, gpu: str | None,
+                  calibration: Calibration | None) -> EstimateResult:
+    """Peak memory, the smallest fit per GPU and the runtime there (``gpu``: NAME[:COUNT]
+    only; ``calibration``: what finished attempts of this model measured)."""
     from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
     from gpuopt.jobs.estimate.memory import GIB
     from gpuopt.jobs.estimate.runtime import EstimateCache
-    from gpuopt.jobs.loader import load_job_spec
     from gpuopt.providers.hardware import GPUS
 
-    spec = load_job_spec(job_file, purpose="estimate")
     arch, workload = spec.resolved_model(), spec.workload
     max_gpus = spec.resources.max_gpus_per_node
-    # what finished attempts of this model measured (gpuopt calibration list)
-    cache = EstimateCache(_calibration(spec))
+    cache = EstimateCache(calibration)
 
     def memory(count: int) -> MemoryEstimate:
         return cache.get(count, arch, workload)
@@ -85,26 +120,23 @@ def estimate(
     runtimes = {name: _runtime(spec, name, f.count if f and f.fits else max_gpus
                                if _shards(workload) else 1, cache)
                 for name, f in rows}
-    if as_json:
-        doc: dict[str, object] = {
-            "per_gpu_gib": round(est.total_bytes / GIB, 3),
-            "memory_source": est.source,
-            "breakdown": {k: round(v, 3) for k, v in breakdown.items()},
-            "fits": [
-                {**f.to_json(), **_runtime_json(runtimes.get(n), workload.type)}
-                for n, f in fits.items() if f is not None
-            ],
-            "does_not_fit": [
-                {"gpu": n, **_runtime_json(runtimes.get(n), workload.type),
-                 "memory_fits": False}
-                for n, f in rows if f is None or not f.fits
-            ],
-        }
-        if gpu is not None:
-            doc.update(_runtime_json(runtimes.get(rows[0][0]), workload.type))
-        typer.echo(json.dumps(doc))
-        return
-    _print_tables(spec.name or job_file.name, arch.name, est.gpus, breakdown, rows, runtimes)
+    doc: dict[str, object] = {
+        "per_gpu_gib": round(est.total_bytes / GIB, 3),
+        "memory_source": est.source,
+        "breakdown": {k: round(v, 3) for k, v in breakdown.items()},
+        "fits": [
+            {**f.to_json(), **_runtime_json(runtimes.get(n), workload.type)}
+            for n, f in fits.items() if f is not None
+        ],
+        "does_not_fit": [
+            {"gpu": n, **_runtime_json(runtimes.get(n), workload.type),
+             "memory_fits": False}
+            for n, f in rows if f is None or not f.fits
+        ],
+    }
+    if gpu is not None:
+        doc.update(_runtime_json(runtimes.get(rows[0][0]), workload.type))
+    return EstimateResult(doc, arch.name, est.gpus, breakdown, rows, runtimes)
 
 
 def _calibration(spec: JobSpec) -> Calibration | None:
@@ -158,13 +190,14 @@ def _runtime_json(rt: RuntimeEstimate | None, kind: str = "finetune") -> dict[st
 
 def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float],
                   rows: list[tuple[str, Fit | None]],
-                  runtimes: dict[str, RuntimeEstimate | None]) -> None:
+                  runtimes: dict[str, RuntimeEstimate | None],
+                  console: Console | None = None) -> None:
     from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, print_table
 
-    console = out_console()
+    console = console or out_console()
     console.print(f"[bold]{escape(title)}[/] ({model}): peak memory per GPU on {gpus} GPU(s)")
     parts = [[key, f"{value:.2f}"] for key, value in breakdown.items() if value > 0]
     parts.append(["total", f"{sum(breakdown.values()):.2f}"])

@@ -10,7 +10,6 @@ import typer
 from gpuopt.orchestrator.cli.completion import complete_job_id
 
 if TYPE_CHECKING:
-    from datetime import datetime
 
     from rich.console import Console
 
@@ -88,6 +87,13 @@ def jobs(
 
     Example: gpuopt jobs --status live --team nlp --limit 20
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.jobs(remote, status, owner, team, limit, wide, as_json)
+        return
     import json
     from datetime import UTC, datetime
 
@@ -165,93 +171,31 @@ def status(
 
     Example: gpuopt status quickstart-train-6vw8zw
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.status(remote, job_id, wide, as_json)
+        return
     import json
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.job_views import attempt_view, job_view, submitted_plan
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.job_status import status_view
 
+    settings = load_config(config)
     job, attempts, events = _load_job(job_id, config, with_events=True)
-    now = datetime.now(UTC)
-    view = job_view(job, attempts, now)
-    live = _live_progress(attempts)
-    if live is not None:
-        view["progress"] = live
-    view["plan"] = submitted_plan(job)
-    view["attempt_list"] = [attempt_view(a, now) for a in attempts]
-    measured = _telemetry_views(job, attempts, config)
-    for shown in view["attempt_list"]:
-        shown.update(measured.get(shown["attempt"], {"telemetry": None}))
-    view["events"] = [{"at": e.at.isoformat(), "kind": e.kind, "message": e.message}
-                      for e in events]
-    view["spot_policy"] = _spot_policy(job, attempts, events, config, now)
+    store = _open(config)
+    try:
+        view = status_view(store, settings, job, attempts, events, datetime.now(UTC))
+    finally:
+        if store is not None:
+            store.close()
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return
-    _print_status(view, wide)
-
-
-def _live_progress(attempts: list[AttemptRow]) -> dict[str, int | None] | None:
-    """The progress an open local attempt on this host reports now (its progress file or
-    log's progress lines), when it is ahead of what the last watch stored: `status` is
-    current between two watches, and without a daemon watching at all."""
-    from gpuopt.jobs.executors.local import peek_progress
-    from gpuopt.jobs.states import AttemptPhase
-    from gpuopt.orchestrator.attempts import attempts_dir
-
-    open_local = [a for a in attempts if a.status != AttemptPhase.ENDED and a.host]
-    if not open_local:
-        return None
-    a = open_local[-1]
-    p = peek_progress(attempts_dir(), a.cluster_name)
-    if p is None or (a.progress_step is not None and p.step <= a.progress_step):
-        return None
-    return {"step": p.step, "total": p.total}
-
-
-def _telemetry_views(job: JobRow, attempts: list[AttemptRow], config: Path | None,
-                     ) -> dict[int, dict[str, Any]]:
-    """What the GPU sampler measured per attempt, with the model's estimate beside it."""
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.telemetry import telemetry_views
-
-    store = _open(config)
-    if store is None:
-        return {}
-    try:
-        try:
-            spec = load_stored_spec(job)
-        except UserError:  # a stored spec this version no longer reads: no estimate
-            spec = None
-        return telemetry_views(store, spec, attempts)
-    finally:
-        store.close()
-
-
-def _spot_policy(job: JobRow, attempts: list[AttemptRow], events: list[JobEventRow],
-                 config: Path | None, now: datetime) -> dict[str, Any] | None:
-    """Why a ``spot: auto`` job with a deadline holds what it holds (None: not one)."""
-    from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.spot_policy_view import (
-        last_policy_note,
-        load_spot_policy_view,
-        spot_policy_json,
-    )
-
-    store = _open(config)
-    if store is None:
-        return None
-    try:
-        view = load_spot_policy_view(store, load_config(config), job, attempts, now)
-    except Exception as err:  # an explanation, never a reason for status to fail
-        import logging
-
-        logging.getLogger("gpuopt.status").warning(
-            "spot policy not explained: %s: %s", type(err).__name__, err)
-        return None
-    finally:
-        store.close()
-    return spot_policy_json(view, last_policy_note(events))
+    print_status(view, wide)
 
 
 def _measured_lines(a: dict[str, Any]) -> list[str]:
@@ -281,7 +225,7 @@ def _measured_lines(a: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _print_status(view: dict[str, Any], wide: bool = False) -> None:
+def print_status(view: dict[str, Any], wide: bool = False) -> None:
     from rich.text import Text
 
     from gpuopt.orchestrator.cli.console import out_console
@@ -366,53 +310,23 @@ def logs(
 
     Example: gpuopt logs quickstart-train-6vw8zw --attempt 1 --follow
     """
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import ExecutorCache
-    from gpuopt.orchestrator.job_secrets import redact
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.logs(remote, job_id, attempt, follow)
+        return
+    from gpuopt.orchestrator.job_logs import choose_attempt, log_lines
 
     job, attempts, _ = _load_job(job_id, config)
-    if not attempts:
-        raise UserError(f"{job.id} has not been launched yet ({job.status})", exit_code=2)
-    chosen = attempts[-1] if attempt is None else next(
-        (a for a in attempts if a.number == attempt), None)
-    if chosen is None:
-        raise UserError(f"{job.id} has attempts 1..{len(attempts)}, not {attempt}", exit_code=2)
-    from gpuopt.core.safe_text import escape_text
-
-    hidden = _secret_values(job, config)
-    executor = ExecutorCache()(job.executor)
-    printed = False
-    try:
-        for line in executor.logs(chosen.cluster_name, follow=follow):
-            # a program's bytes, not ours: its secrets hidden, its control characters escaped
-            typer.echo(escape_text(redact(line, hidden) if hidden else line, multiline=True))
-            printed = True
-    except KeyboardInterrupt:
-        return
-    if not printed and chosen.last_log_lines:
-        tail = chosen.last_log_lines
-        typer.echo(escape_text(redact(tail, hidden) if hidden else tail, multiline=True))
-
-
-def _secret_values(job: JobRow, config: Path | None) -> list[str]:
-    """The job's own secret values, to hide them in what ``logs`` prints. A local
-    attempt's log is redacted as it is written (jobs/executors/local_proc.SUPERVISOR);
-    another executor's log is printed only when the values can be had here."""
-    from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets
-
-    names = sorted(load_stored_spec(job).secrets)
-    if not names:
-        return []
+    chosen = choose_attempt(job, attempts, attempt)
     store = _open(config)
     try:
-        return list(open_secrets(store, job.id, names).values()) if store else []
-    except SecretsUnavailable as err:
-        if job.executor == "local":
-            return []
-        raise UserError(f"{err}; its log may hold them, so it is not shown (the last "
-                        "lines, redacted, are in `gpuopt status`)", exit_code=2) from None
+        for line in log_lines(store, job, chosen, follow):
+            typer.echo(line)
+    except KeyboardInterrupt:
+        return
     finally:
         if store is not None:
             store.close()
@@ -427,6 +341,13 @@ def cancel(
 
     Example: gpuopt cancel quickstart-train-6vw8zw
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.cancel(remote, job_id)
+        return
     from datetime import UTC, datetime
 
     from gpuopt.orchestrator.attempts import ExecutorCache

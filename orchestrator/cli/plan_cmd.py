@@ -11,6 +11,8 @@ import typer
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from rich.console import Console
+
     from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.policies.placement import Candidate, Plan
 
@@ -39,6 +41,13 @@ def plan(
 
     Example: gpuopt plan deploy/examples/qlora-7b.yaml --top 5 --minimize time
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.plan(remote, job_file, top, minimize, as_json)
+        return
     from datetime import UTC, datetime
 
     from gpuopt.core.errors import UserError
@@ -46,6 +55,7 @@ def plan(
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store_if_exists
+    from gpuopt.orchestrator.submit_service import fits_nowhere_reason
 
     if minimize not in ("cost", "time"):
         raise UserError(f"--minimize {minimize}: choose cost or time", exit_code=2)
@@ -73,25 +83,16 @@ def plan(
     else:
         print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
     if not planned.plan.candidates:
-        raise UserError(f"{job_file}: fits nowhere: {fits_nowhere_reason(planned.plan)}",
+        raise UserError(f"{job_file}: fits nowhere: {fits_nowhere_reason(planned)}",
                         exit_code=FITS_NOWHERE)
 
 
 FITS_NOWHERE = 3  # the exit code of plan and submit when no placement is within the limits
-
-
-def fits_nowhere_reason(plan: Plan) -> str:
-    """What the job would need (the least budget, the memory), else where to look."""
-    if plan.nearest_miss:
-        return plan.nearest_miss
-    if plan.excluded:
-        return (f"none of {len(plan.excluded)} GPU model(s) is within the limits "
-                "(each one's reason is under 'Left out')")
-    return "no offer matches the job's resources"
+# (submit_service.NoFit's)
 
 
 def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
-               now: datetime | None = None) -> None:
+               now: datetime | None = None, console: Console | None = None) -> None:
     from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
@@ -105,7 +106,7 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         table_width,
     )
 
-    console = out_console()
+    console = console or out_console()
     plan = planned.plan
     src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
     # Narrower terminals drop the instance, # and risk (preempt. says it in numbers), then
@@ -146,7 +147,7 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         lo, hi = plan.best.cost_range
         console.print(f"expected ${plan.best.expected_cost:,.2f}; p10-p90 of the "
                       f"estimate's error: ${lo:,.2f} to ${hi:,.2f}", style="dim")
-        print_frontier(plan)
+        print_frontier(plan, console)
     if plan.excluded:
         console.print("[bold]Left out:[/]")
         for ex in plan.excluded:
@@ -213,12 +214,12 @@ def frontier_lines(plan: Plan) -> list[str]:
     return out
 
 
-def print_frontier(plan: Plan) -> None:
+def print_frontier(plan: Plan, console: Console | None = None) -> None:
     from rich.markup import escape
 
     from gpuopt.orchestrator.cli.console import out_console
 
-    console = out_console()
+    console = console or out_console()
     lines = frontier_lines(plan)
     console.print(f"[bold]{escape(lines[0])}[/]", soft_wrap=True)
     for line in lines[1:]:

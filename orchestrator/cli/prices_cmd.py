@@ -89,6 +89,13 @@ def show_prices(
 
         refuse_unhonoured(ctx, {"config"})  # the subcommands read it (from_group)
         return
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_cmds
+
+        remote_cmds.prices(remote, gpu, cloud, market, region, max_price, limit, as_json)
+        return
     from datetime import UTC
 
     from gpuopt.orchestrator.cli.console import err_console, out_console

@@ -66,6 +66,13 @@ def register(
         """
         from datetime import UTC
 
+        from gpuopt.orchestrator.cli.remote import remote_or_none
+
+        if (remote := remote_or_none()) is not None and loader is None:
+            from gpuopt.orchestrator.cli import remote_cmds
+
+            remote_cmds.report(remote, week, owner, team, fmt.value, out, email)
+            return
         from gpuopt.orchestrator.config import load_config
         from gpuopt.orchestrator.report import from_config
         from gpuopt.orchestrator.report.service import load_report

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.placement_inputs import PlannedJob
     from gpuopt.orchestrator.store import Store
-    from gpuopt.orchestrator.submit_checks import JobFile
+    from gpuopt.orchestrator.submit_service import JobFile
 
 TERMINAL = TERMINAL_JOB_STATUSES
 
@@ -51,54 +51,59 @@ def submit(
 
     Example: gpuopt submit deploy/examples/quickstart.yaml --wait --preempt-after 4s
     """
+    from gpuopt.orchestrator.cli.remote import remote_or_none
+
+    if (remote := remote_or_none()) is not None:
+        from gpuopt.orchestrator.cli import remote_submit
+
+        remote_submit.submit(remote, job_file, dry_run, wait, executor, interval,
+                             preempt_after)
+        return
+    import os
     from datetime import UTC, datetime
 
     from gpuopt.core.errors import UserError
-    from gpuopt.jobs.loader import parse_job_spec, read_job_file
+    from gpuopt.jobs.loader import read_job_file
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.cli.plan_cmd import FITS_NOWHERE, fits_nowhere_reason, print_plan
+    from gpuopt.orchestrator.cli.plan_cmd import print_plan
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
-    from gpuopt.orchestrator.submit_checks import JobFile
+    from gpuopt.orchestrator.submit_service import (
+        JobFile,
+        check_executor,
+        plan_job,
+        read_job,
+        require_fit,
+        store_job,
+    )
 
     now = datetime.now(UTC)
     # The job file is read once: the text validated is the text stored (and checked).
     job = JobFile(job_file, read_job_file(job_file))
-    spec = parse_job_spec(job.text, str(job_file), base_dir=job_file.resolve().parent,
-                          purpose="plan", now=now)
-    if not spec.run:
-        raise UserError(f"{job_file}: the job has no `run` command: nothing to execute",
-                        exit_code=2)
-    _secret_values(job_file, spec)  # every named secret is set (also for --dry-run)
+    sub = read_job(job, now, os.environ)  # every named secret is set (also for --dry-run)
     settings = load_config(config)
     kind = executor or settings.executor.resolved(settings.clouds).value
     if kind not in ("local", "skypilot"):
         raise UserError(f"--executor {kind!r}: use local or skypilot", exit_code=2)
-    drill, launchable = _pre_store_checks(job, spec, kind, preempt_after, dry_run)
+    drill = _drill(preempt_after)
+    launchable = check_executor(sub, kind, drill, dry_run=dry_run)
     sky_skipped: str | None = None
     if dry_run and kind == "skypilot":
         from gpuopt.orchestrator.submit_checks import sky_dry_run
 
-        asked = sky_dry_run(spec)
+        asked = sky_dry_run(sub.spec)
         launchable, sky_skipped = asked.clouds, asked.skipped
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
-        clouds = None if launchable is None else _narrowed(settings, launchable)
-        planned = (plan_spec(spec, settings, store, now, top=5, hint_nodes=True)
-                   if clouds is None else
-                   plan_spec(spec, settings, store, now, top=5, hint_nodes=True,
-                             clouds=clouds))
-        print_plan(spec.name or job_file.name, planned)
-        if planned.plan.best is None:
-            raise UserError(f"{job_file}: refused, it fits nowhere: "
-                            f"{fits_nowhere_reason(planned.plan)}", exit_code=FITS_NOWHERE)
+        planned = plan_job(sub, settings, store, now, launchable, hint_nodes=True)
+        print_plan(spec_name(sub.spec, job_file), planned)
+        require_fit(sub, planned)
         if dry_run or store is None:
             if kind == "skypilot":
-                _print_sky_task(job, spec, planned, now, sky_skipped)
+                _print_sky_task(job, sub.spec, planned, now, sky_skipped)
             out_console().print("dry run: nothing stored")
             return
-        job_id = _store_with_drill(store, job, spec, planned, kind, now, drill, wait)
+        job_id = store_job(store, sub, planned, kind, now, drill=drill, runs_here=wait)
         out_console().print(f"submitted [bold]{job_id}[/] (queued, executor {kind})")
         if drill:
             out_console().print("preemption drill: " + ", ".join(
@@ -111,47 +116,21 @@ def submit(
             store.close()
 
 
-def _narrowed(settings: Settings, launchable: frozenset[str]) -> frozenset[str]:
-    """The executor's clouds, within [clouds] enabled when that is set."""
-    enabled = settings.clouds.enabled
-    return launchable & frozenset(enabled) if enabled else launchable
+def spec_name(spec: JobSpec, job_file: Path) -> str:
+    return spec.name or job_file.name
 
 
-def _pre_store_checks(job: JobFile, spec: JobSpec, kind: str, preempt_after: str | None,
-                      dry_run: bool = False,
-                      ) -> tuple[tuple[float, ...], frozenset[str] | None]:
-    """Refuse (exit 2) what the executor cannot run; returns the drill's times and the
-    clouds the executor can launch on (None: any)."""
+def _drill(preempt_after: str | None) -> tuple[float, ...]:
+    """The preemption drill's times (--preempt-after), refused with exit 2 when unreadable."""
     from gpuopt.jobs.executors.fault_injection import parse_preempt_after
-    from gpuopt.orchestrator.submit_checks import SubmitRefused, check_runnable
+    from gpuopt.orchestrator.submit_checks import SubmitRefused
 
-    drill: tuple[float, ...] = ()
-    if preempt_after is not None:
-        try:
-            drill = parse_preempt_after(preempt_after)
-        except ValueError as err:
-            raise SubmitRefused(f"--preempt-after {err}") from None
-    launchable = check_runnable(job, spec, kind, preempt_after=drill, dry_run=dry_run)
-    return drill, launchable
-
-
-def _store_with_drill(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob,
-                      kind: str, now: datetime, drill: tuple[float, ...],
-                      runs_here: bool = False) -> str:
-    """The drill file is written before the job row commits, so no launch can miss it."""
-    from gpuopt.jobs.executors.fault_injection import PreemptionDrills
-    from gpuopt.orchestrator.attempts import drills_dir
-    from gpuopt.orchestrator.store.jobs_repo import new_job_id
-
-    job_id = new_job_id(spec.name or job.path.stem)
-    drills = PreemptionDrills(drills_dir())
-    if drill:
-        drills.save(job_id, drill)
+    if preempt_after is None:
+        return ()
     try:
-        return _store_job(store, job, spec, planned, kind, now, job_id, runs_here=runs_here)
-    except BaseException:
-        drills.discard(job_id)
-        raise
+        return parse_preempt_after(preempt_after)
+    except ValueError as err:
+        raise SubmitRefused(f"--preempt-after {err}") from None
 
 
 def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datetime,
@@ -185,61 +164,6 @@ def _who_runs_it(store: Store, settings: Settings, job_id: str, now: datetime) -
                 f"then follow it with `gpuopt status {job_id}`")
     return (f"the daemon on {leader.hostname} (pid {leader.pid}) leads for this store and "
             f"will start it: follow it with `gpuopt status {job_id}`")
-
-
-def _secret_values(job_file: Path, spec: JobSpec) -> dict[str, str]:
-    import os
-
-    from gpuopt.orchestrator.job_secrets import values_from_environment
-
-    return values_from_environment(spec.secrets, os.environ, str(job_file))
-
-
-def _store_job(store: Store, job: JobFile, spec: JobSpec, planned: PlannedJob, kind: str,
-               now: datetime, job_id: str | None = None, *, runs_here: bool = False) -> str:
-    """Store the job (queued): the text read at submit and ``spec`` resolved (jobs.resolved,
-    what the daemon reads); its secrets' values sealed for the nodes that may run it, in
-    the same transaction (orchestrator/job_secrets.py). ``runs_here``: this process runs
-    the job (--wait), so its own key is published first; so it is when no node has
-    published one yet (the daemon, started later on this data directory, shares it)."""
-    import json
-
-    from gpuopt.core.money import to_micros
-    from gpuopt.jobs.executors.crash_points import crash_point
-    from gpuopt.jobs.resolved import resolved_json
-    from gpuopt.orchestrator.job_secrets import publish_key, seal_for_job
-    from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
-    from gpuopt.orchestrator.store.jobs_tables import JobRow
-    from gpuopt.orchestrator.store.secrets_repo import published_keys
-
-    job_file = job.path
-    secrets = _secret_values(job_file, spec)
-    job_id = job_id or new_job_id(spec.name or job_file.stem)
-    best = planned.plan.best
-    assert best is not None
-    row = JobRow(
-        id=job_id, name=spec.name or job_file.stem, owner=spec.owner, team=spec.team,
-        status=JobStatus.QUEUED, spec_yaml=job.text, spec_json=resolved_json(spec),
-        spec_path=str(job_file.resolve()), submitted_at=now, deadline_at=spec.deadline_at(now),
-        budget_micros=to_micros(spec.budget) if spec.budget is not None else None,
-        plan_json=json.dumps({
-            "offers_source": planned.offers_source,
-            "snapshot_as_of": str(planned.snapshot_as_of) if planned.snapshot_as_of else None,
-            "candidates": [c.to_json() for c in planned.plan.candidates],
-        }),
-        executor=kind, updated_at=now,
-    )
-    if secrets:
-        with store.session() as session:
-            keys = published_keys(session)
-        if runs_here or not keys:
-            publish_key(store, now)
-    with store.transaction() as session:
-        insert_job(session, row, f"queued; plan: {best.reason}")
-        if secrets:
-            seal_for_job(session, job_id, secrets)
-            crash_point("sealing")
-    return job_id
 
 
 def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int:

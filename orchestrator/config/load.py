@@ -35,7 +35,10 @@ from gpuopt.orchestrator.config.model import Settings
 
 ENV_PREFIX = "GPUOPT_"
 MAX_CONFIG_BYTES = 1 << 20  # a configuration file is a page of TOML
-NOT_SETTINGS = frozenset({"GPUOPT_HOME", "GPUOPT_CONFIG"})
+# GPUOPT_API_URL / GPUOPT_API_TOKEN: the remote CLI's server and token (cli/remote.py),
+# not the server's [api] section.
+NOT_SETTINGS = frozenset({"GPUOPT_HOME", "GPUOPT_CONFIG", "GPUOPT_API_URL",
+                          "GPUOPT_API_TOKEN"})
 
 
 class ConfigError(UserError):

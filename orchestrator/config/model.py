@@ -354,6 +354,34 @@ class SmtpConfig(_Section):
     password_file: str | None = None
 
 
+class ApiConfig(_Section):
+    """The HTTP API and dashboard the daemon serves (orchestrator/api/)."""
+
+    # HOST:PORT; "" turns the API off. Loopback by default: expose it with TLS below or
+    # behind a reverse proxy (docs/team-server.md).
+    address: str = "127.0.0.1:8470"
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    # The largest workdir archive a submit may upload (MiB), compressed and unpacked.
+    max_upload_mib: Number = Field(default=100, ge=1, le=10_240)
+
+    @field_validator("address")
+    @classmethod
+    def _host_port(cls, v: str) -> str:
+        if v == "":
+            return v
+        host, sep, port = v.rpartition(":")  # port 0: any free port (tests)
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+            raise ValueError(f"{v!r} must be HOST:PORT, e.g. 127.0.0.1:8470, or \"\" (off)")
+        return v
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ApiConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: set both, or neither")
+        return self
+
+
 class Settings(_Section):
     """The whole product's configuration (one TOML file + GPUOPT_* overrides)."""
 
@@ -366,3 +394,4 @@ class Settings(_Section):
     report: ReportConfig = Field(default_factory=ReportConfig)
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     smtp: SmtpConfig = Field(default_factory=SmtpConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)

@@ -340,10 +340,21 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
     daemon = Daemon(settings, url, store, leadership, node, clock, health)
     daemon.stop = stop
     daemon.start_chores()
+    # The API first (importing its server takes a moment): /healthz answers "starting"
+    # only for the instant between the metrics server's start and the loop's.
+    try:
+        from gpuopt.orchestrator.api.server import start_api
+
+        api = start_api(settings, store)
+    except BaseException:
+        leadership.release()
+        raise
     try:
         metrics = MetricsServer(settings.daemon.metrics_address, store, daemon.runtime,
                                 health)
     except OSError as err:
+        if api is not None:
+            api.stop()
         leadership.release()
         raise UserError(
             f"cannot serve metrics on {settings.daemon.metrics_address}: {err.strerror}; set "
@@ -351,13 +362,16 @@ def run_daemon(settings: Settings, *, log_format: str | None = None,
             exit_code=2,
         ) from None
     metrics.start()
-    log.info("gpuopt daemon %s started on %s (metrics and /healthz on http://%s)",
-             node.node_id, store.url, metrics.address)
+    log.info("gpuopt daemon %s started on %s (metrics and /healthz on http://%s%s)",
+             node.node_id, store.url, metrics.address,
+             f"; API and dashboard on {api.url}" if api is not None else "")
     try:
         daemon.loop()
     finally:
         log.info("stopping: finishing running steps, leaving running jobs running")
         clean = daemon.shutdown()
+        if api is not None:
+            api.stop()
         metrics.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

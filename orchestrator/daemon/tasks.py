@@ -196,6 +196,12 @@ class DaemonTasks:
                               resolution=d.compaction_resolution)
         compact_availability(self.store, now=now, after=d.compaction_after,
                              resolution=d.compaction_resolution)
+        from gpuopt.orchestrator.uploads_sweep import sweep_uploads
+
+        removed = sweep_uploads(self.store, now)
+        if removed:
+            log.info("removed %d upload directory(ies) of ended or never-stored jobs",
+                     removed)
 
 
 def _fields(event: str, job_id: str, attempt: int | None) -> dict[str, object]:

@@ -206,37 +206,18 @@ def solve_job(sc: Scenario, offers: Sequence[Offer], home: Path) -> tuple[str, J
                           f"(last: {est} s with mfu {mfu})")
 
 
-def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, sc: Scenario,
-            home: Path) -> str:
-    """Store the job queued at START, as `gpuopt submit` does (cli/submit_cmd.py)."""
-    import json
+def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Path) -> str:
+    """Store the job queued at START through the submit service, as `gpuopt submit`
+    does (orchestrator/submit_service.py)."""
+    from gpuopt.orchestrator.submit_service import JobFile, Submission, plan_job, store_job
 
-    from gpuopt.jobs.resolved import resolved_json
-    from gpuopt.jobs.states import JobStatus
-    from gpuopt.orchestrator.placement_inputs import plan_spec
-    from gpuopt.orchestrator.store.jobs_repo import insert_job, new_job_id
-    from gpuopt.orchestrator.store.jobs_tables import JobRow
-
-    planned = plan_spec(spec, settings, store, START, top=5)
-    best = planned.plan.best
-    if best is None:
-        raise SimulationError("the simulated job fits nowhere in its own offers")
     path = home / "simulate.yaml"
     path.write_text(text, encoding="utf-8")
-    row = JobRow(
-        id=new_job_id(spec.name), name=spec.name or "simulate", owner=spec.owner,
-        team=spec.team, status=JobStatus.QUEUED, spec_yaml=text, spec_json=resolved_json(spec),
-        spec_path=str(path), submitted_at=START,
-        deadline_at=START + timedelta(seconds=sc.deadline_s), budget_micros=None,
-        plan_json=json.dumps({
-            "offers_source": planned.offers_source, "snapshot_as_of": None,
-            "candidates": [c.to_json() for c in planned.plan.candidates],
-        }),
-        executor=TRACE_EXECUTOR, updated_at=START,
-    )
-    with store.transaction() as session:
-        insert_job(session, row, f"queued; plan: {best.reason}")
-    return row.id
+    sub = Submission(JobFile(path, text), spec)
+    planned = plan_job(sub, settings, store, START)
+    if planned.plan.best is None:
+        raise SimulationError("the simulated job fits nowhere in its own offers")
+    return store_job(store, sub, planned, TRACE_EXECUTOR, START)
 
 
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
@@ -250,7 +231,7 @@ def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
     offers = simulation_offers(sc, zones, START)
     _record_offers(store, offers, START)
     text, spec = solve_job(sc, offers, home)
-    job_id = _submit(store, text, spec, settings, sc, home)
+    job_id = _submit(store, text, spec, settings, home)
     clock = VirtualClock(START)
     executor = TraceExecutor(traces=sc.traces, zones=zones, gap_s=sc.gap_s, start=START,
                              restart_overhead_s=sc.restart_overhead_s, task_s=sc.task_s,

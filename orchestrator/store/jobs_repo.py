@@ -91,8 +91,9 @@ def find_job(session: Session, job_id: str) -> JobRow:
 
 def list_jobs(session: Session, statuses: Sequence[str] | None = None, *,
               owner: str | None = None, team: str | None = None,
-              limit: int | None = None) -> list[JobRow]:
-    """Jobs, oldest first; filtered by status / owner / team; ``limit``: the newest N."""
+              limit: int | None = None, submitted_by: str | None = None) -> list[JobRow]:
+    """Jobs, oldest first; filtered by status / owner / team / the API user who submitted
+    them; ``limit``: the newest N."""
     query = select(JobRow).order_by(col(JobRow.submitted_at).desc(), col(JobRow.id).desc())
     if statuses:
         query = query.where(col(JobRow.status).in_(statuses))
@@ -100,9 +101,22 @@ def list_jobs(session: Session, statuses: Sequence[str] | None = None, *,
         query = query.where(col(JobRow.owner) == owner)
     if team is not None:
         query = query.where(col(JobRow.team) == team)
+    if submitted_by is not None:
+        query = query.where(col(JobRow.submitted_by) == submitted_by)
     if limit:
         query = query.limit(limit)
     return list(reversed(session.execute(query).scalars().all()))
+
+
+def jobs_with_spec_under(session: Session, prefix: str
+                         ) -> list[tuple[str, bool, datetime | None]]:
+    """(spec_path, live, finished_at) of the jobs whose spec_path starts with ``prefix``
+    (the API's upload directories)."""
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    query = select(col(JobRow.spec_path), col(JobRow.status), col(JobRow.finished_at)).where(
+        col(JobRow.spec_path).like(like, escape="\\"))
+    return [(path, status in LIVE_JOB_STATUSES, finished)
+            for path, status, finished in session.execute(query).all() if path]
 
 
 def live_job_ids(session: Session) -> list[str]:

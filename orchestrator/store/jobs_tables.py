@@ -32,7 +32,8 @@ __all__ = ["ATTEMPT_STATUSES", "END_REASONS", "JOB_STATUSES", "LIVE_JOB_STATUSES
 
 class JobRow(SQLModel, table=True):
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_status", "status"),)
+    __table_args__ = (Index("ix_jobs_status", "status"),
+                      Index("ix_jobs_submitted_by", "submitted_by"))
 
     id: str = Field(primary_key=True, max_length=40)
     name: str = Field(max_length=128)
@@ -59,6 +60,9 @@ class JobRow(SQLModel, table=True):
     # the kind (exception type) of the last one: logged once per kind, failed after N.
     step_failures: int = 0
     step_error: str | None = Field(default=None, max_length=64)
+    # Revision 0013_users: the API user who submitted it (None: the local CLI); only that
+    # user and admins see and cancel it through the API.
+    submitted_by: str | None = Field(default=None, max_length=64)
 
 
 class AttemptRow(SQLModel, table=True):

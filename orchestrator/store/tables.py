@@ -107,4 +107,5 @@ def import_all_tables() -> None:
         jobs_tables,  # noqa: F401
         secret_tables,  # noqa: F401
         telemetry_tables,  # noqa: F401
+        user_tables,  # noqa: F401
     )

@@ -4,4 +4,4 @@ HEAD is the newest revision id; bump it with every new file in versions/ (a test
 it against Alembic's own head).
 """
 
-HEAD = "0012_attempt_nodes"
+HEAD = "0013_users"

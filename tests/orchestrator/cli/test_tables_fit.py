@@ -99,7 +99,7 @@ def test_jobs_wider_shows_more(width: int, capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.parametrize("width", [80, 60], indirect=True)
 def test_status(width: int, capsys: pytest.CaptureFixture[str]) -> None:
-    from gpuopt.orchestrator.cli.jobs_cmd import _print_status
+    from gpuopt.orchestrator.cli.jobs_cmd import print_status
 
     attempt = {"attempt": 3, "gpu": "A100-80GB", "gpu_count": 8, "market": "reserved-1y",
                "cloud": "azure", "zone": None, "region": "westeurope",
@@ -113,7 +113,7 @@ def test_status(width: int, capsys: pytest.CaptureFixture[str]) -> None:
             "attempt_list": [attempt],
             "events": [{"at": "2026-12-01T08:41:49.123456+00:00", "kind": "launch",
                         "message": "attempt 3"}]}
-    _print_status(view)
+    print_status(view)
     out = capsys.readouterr().out
     # "(exit 137)" may wrap at its space (never mid-word): its number is checked whole
     _check(out, width, [LONG_ID, "32.7726", "123,456.8", "1,123.89", "137)", "(exit"],

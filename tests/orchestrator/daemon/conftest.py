@@ -33,6 +33,7 @@ def daemon_env(home: Path, db_url: str, metrics_port: int, **extra: str) -> dict
         "GPUOPT_DATABASE_URL": db_url,
         "GPUOPT_CLOUDS_ENABLED": "[]",
         "GPUOPT_DAEMON_METRICS_ADDRESS": f"127.0.0.1:{metrics_port}",
+        "GPUOPT_API_ADDRESS": "127.0.0.1:0",  # the API on any free port
         "GPUOPT_DAEMON_RECONCILE_INTERVAL": "1s",
         "GPUOPT_DAEMON_POLL_INTERVAL": "10m",
         "GPUOPT_DAEMON_LEASE_RENEW": "1s",

@@ -83,17 +83,16 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 def submit(store: Any, job_file: Path, kind: str = "local") -> str:
-    from gpuopt.jobs.loader import parse_job_spec
-    from gpuopt.orchestrator.cli.submit_cmd import _store_job
+    import os
+
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
-    from gpuopt.orchestrator.submit_checks import JobFile
+    from gpuopt.orchestrator.submit_service import JobFile, plan_job, read_job, store_job
 
     job = JobFile(job_file, job_file.read_text(encoding="utf-8"))
-    spec = parse_job_spec(job.text, str(job_file))
     now = datetime.now(UTC)
-    planned = plan_spec(spec, load_config(None), store, now, top=5)
-    return _store_job(store, job, spec, planned, kind, now)
+    sub = read_job(job, now, os.environ)
+    planned = plan_job(sub, load_config(None), store, now)
+    return store_job(store, sub, planned, kind, now)
 
 
 def run_until_done(store: Any, executor_for: Callable[[str], Executor], job_id: str,
