@@ -54,11 +54,16 @@ def check_runnable(
     """Raise :class:`SubmitRefused` when ``executor`` cannot run ``spec`` as written.
 
     Returns the gpuopt clouds the executor can launch on (SkyPilot: those it has
-    enabled), for the plan to stay within; None: any (the local executor)."""
+    enabled; the local executor: the clouds gpuopt has adapters for, as a cloud priced
+    only from SkyPilot's catalog runs only through SkyPilot), for the plan to stay
+    within; None: any."""
     if executor == "skypilot":
         return _check_skypilot(job, spec, preempt_after, sky_client)
     if executor == "local":
+        from gpuopt.providers.clouds import adapter_cloud_names
+
         _check_local(job, spec)
+        return frozenset(adapter_cloud_names())
     return None
 
 

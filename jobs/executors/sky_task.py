@@ -250,12 +250,23 @@ def plan_task(
         cloud=cloud.skypilot_name,
         # A cloud priced globally (RunPod) has no region to pin: SkyPilot picks one.
         region=placement.region if cloud.regional_prices else None,
-        zone=placement.zone if cloud.regional_prices else None,
+        zone=_pinnable_zone(placement.region, placement.zone) if cloud.regional_prices
+        else None,
         instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
         secrets=MappingProxyType(dict(spec.secrets)),
     )
+
+
+def _pinnable_zone(region: str | None, zone: str | None) -> str | None:
+    """The zone to pin SkyPilot to: a zone name (it starts with its region's name,
+    us-east-1a, us-central1-a, AF-CASABLANCA-1-AD-1). An AWS zone *id* (use1-az1, from
+    SkyPilot's catalog read without the account's zone mapping) names no zone SkyPilot
+    can launch in, so only the region is pinned."""
+    if zone and region and zone.lower().startswith(region.lower()):
+        return zone
+    return None
 
 
 def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:

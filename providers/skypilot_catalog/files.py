@@ -79,5 +79,24 @@ def read_catalog(f: CatalogFile) -> ParsedCatalog:
     except (OSError, UnicodeDecodeError) as err:
         raise UserError(f"{f.path}: cannot be read ({type(err).__name__}: {err})",
                         exit_code=2) from None
+    zone_names = aws_zone_names(f.path.parent) if f.cloud == "aws" else None
     return parse_catalog(get_cloud(f.cloud), text, str(f.path), f.mtime,
-                         source_label(f.mtime))
+                         source_label(f.mtime), zone_names)
+
+
+def aws_zone_names(folder: Path) -> dict[str, str]:
+    """Zone id -> this account's zone name, from SkyPilot's newest ``az_mappings-*.csv``
+    beside the AWS catalog (SkyPilot writes it with the account's credentials); empty
+    without one. A file that cannot be read is ignored (the zones stay ids)."""
+    import csv
+
+    files = sorted(folder.glob("az_mappings-*.csv"), key=lambda p: p.stat().st_mtime)
+    if not files:
+        return {}
+    try:
+        with files[-1].open(encoding="utf-8", newline="") as fh:
+            return {r["AvailabilityZone"]: r["AvailabilityZoneName"]
+                    for r in csv.DictReader(fh)
+                    if r.get("AvailabilityZone") and r.get("AvailabilityZoneName")}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}

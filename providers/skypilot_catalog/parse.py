@@ -25,7 +25,7 @@ import csv
 import io
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
@@ -207,10 +207,16 @@ def _sum(a: Decimal | None, b: Decimal | None) -> Decimal | None:
 
 
 def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
-                  source: str) -> ParsedCatalog:
+                  source: str, zone_names: Mapping[str, str] | None = None) -> ParsedCatalog:
     """Offers of ``cloud`` in the catalog ``text`` (read from ``file``), observed at
-    ``observed_at`` (the file's modification time) and labelled ``source``."""
+    ``observed_at`` (the file's modification time) and labelled ``source``.
+
+    ``zone_names``: zone id -> zone name (AWS: the catalog keys zones by id, use1-az1,
+    which each account maps to its own names; SkyPilot keeps the account's mapping in
+    ``aws/az_mappings-*.csv`` and so does this). A zone without a name stays an id."""
     rows, n = _rows(cloud, text, file)
+    if zone_names:
+        rows = [replace(r, zone=zone_names.get(r.zone, r.zone)) for r in rows]
     skipped: Counter[str] = Counter()
     if cloud.name == "gcp":
         rows = _gcp_rows(rows, skipped)

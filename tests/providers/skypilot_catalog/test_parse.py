@@ -168,3 +168,31 @@ def test_default_directory_is_skypilots_own() -> None:
     from gpuopt.providers.skypilot_catalog.files import default_catalog_dir
 
     assert str(default_catalog_dir()) == common._ABSOLUTE_VERSIONED_CATALOG_DIR
+
+
+def test_aws_zone_ids_become_this_accounts_zone_names(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "aws")
+    # SkyPilot's own mapping file (sky/catalog/aws_catalog.py _get_az_mappings columns)
+    (path.parent / "az_mappings-0123abcd.csv").write_text(
+        "AvailabilityZoneName,AvailabilityZone\nus-east-1b,use1-az2\nus-east-1c,use1-az3\n",
+        encoding="utf-8")
+    offers = read_catalog(CatalogFile("aws", path, AT)).offers
+    spot = {o.zone for o in offers if o.instance_type == "p5.48xlarge"
+            and o.market is Market.SPOT and o.region == "us-east-1"}
+    assert spot == {"us-east-1b", "us-east-1c"}
+    # a zone the account has no name for stays an id
+    assert "eun1-az3" in {o.zone for o in offers}
+
+
+def test_skypilot_is_pinned_to_a_zone_name_never_to_a_zone_id() -> None:
+    from gpuopt.jobs.executors.base import AttemptSpec, Placement
+    from gpuopt.jobs.executors.sky_task import plan_task
+
+    def infra(zone: str) -> str:
+        spec = AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir="s3://b/c",
+                           placement=Placement("aws", "us-east-1", zone, "p5.48xlarge",
+                                               "H100", 8, True))
+        return plan_task(spec).infra
+
+    assert infra("us-east-1b") == "aws/us-east-1/us-east-1b"
+    assert infra("use1-az2") == "aws/us-east-1"
