@@ -71,6 +71,11 @@ def plan(
             raise typer.Exit(3)
         return
     print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.cli.gpu_names import bare_gpu_notes
+
+    for note in bare_gpu_notes(job_file.read_text(encoding="utf-8")):
+        err_console().print(f"note: {note}", markup=False, highlight=False)
     if not planned.plan.candidates:
         raise typer.Exit(3)
 
@@ -85,7 +90,10 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
 
     console = out_console()
     plan = planned.plan
-    src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
+    days = sorted({c.offer.observed_at.date() for c in plan.candidates})
+    src = (prices_source("snapshot", days[0], now, days[-1])
+           if planned.offers_source == "snapshot" and days
+           else prices_source(planned.offers_source, planned.snapshot_as_of, now))
     # Narrower terminals drop, in this order: instance, #, risk, est. h.
     cols = [Col("#", NUM, optional=3), Col("GPUs", ID), Col("where", ID),
             Col("instance", ID, optional=4), Col("market", ID), Col("$/h", NUM),
@@ -105,9 +113,15 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
                 title=f"{title}: {len(plan.candidates)} cheapest placements "
                 f"({planned.offer_count} offers, {src})")
     if plan.candidates:
+        from gpuopt.orchestrator.cli.provenance import launchable_lines, price_sources
+
         # Two lines that each fit 80 columns (messages are never wrapped for the width).
         console.print("expected $ includes expected preemption losses; od = on-demand\n"
                       "preempt. = expected preemptions over the run", style="dim")
+        shown = [c.offer for c in plan.candidates]
+        console.print(escape(price_sources(shown)), style="dim")
+        for line in launchable_lines(o.cloud for o in shown):
+            console.print(escape(line), style="dim")
         for line in measured_notes(plan):
             console.print(escape(line), style="dim")
     if plan.best is not None:

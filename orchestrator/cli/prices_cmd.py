@@ -95,8 +95,8 @@ def show_prices(
     if current.source == "snapshot" and current.snapshot_as_of is not None:
         from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
 
-        err_console().print(f"No price history yet, showing the embedded snapshot: "
-                            f"{snapshot_note(current.snapshot_as_of, now)}",
+        note = snapshot_note(current.snapshot_as_of, now, current.snapshot_newest)
+        err_console().print(f"No price history yet, showing the embedded snapshot: {note}",
                             style="yellow", markup=False)
     if not current.offers:
         err_console().print("no offers match these filters")
@@ -407,7 +407,6 @@ def export_snapshot(
 
     Example: gpuopt prices export-snapshot --out snapshot_data.json
     """
-    from datetime import UTC
 
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
@@ -432,7 +431,7 @@ def export_snapshot(
         for o in offers
     }
     text = snapshot_document(
-        offers, datetime.now(UTC).date(), sources,
+        offers, sources,
         note="Exported by `gpuopt prices export-snapshot` from the latest stored prices "
         "(USD per instance-hour).",
     )

@@ -82,6 +82,11 @@ def submit(
         planned = (plan_spec(spec, settings, store, now, top=5) if clouds is None
                    else plan_spec(spec, settings, store, now, top=5, clouds=clouds))
         print_plan(spec.name or job_file.name, planned)
+        from gpuopt.orchestrator.cli.console import err_console
+        from gpuopt.orchestrator.cli.gpu_names import bare_gpu_notes
+
+        for note in bare_gpu_notes(job.text):
+            err_console().print(f"note: {note}", markup=False, highlight=False)
         if planned.plan.best is None:
             raise UserError(f"{job_file}: refused, it fits nowhere: {_why(planned)}",
                             exit_code=3)

@@ -33,6 +33,7 @@ from gpuopt.core.errors import UserError
 from gpuopt.core.money import round_to_micro
 from gpuopt.providers.clouds import Cloud
 from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.integrity import GPU_COUNTS
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.skypilot_catalog.gcp_hosts import hosts_for
 from gpuopt.providers.skypilot_catalog.gpu_names import catalog_gpu
@@ -230,9 +231,12 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
         if not row.instance_type or not row.region:
             skipped["no instance type or region"] += 1
             continue
+        if row.count not in GPU_COUNTS:  # what the planner places (providers/integrity.py)
+            skipped[f"{row.count} GPUs an instance (gpuopt places 1, 2, 4 or 8)"] += 1
+            continue
         region = row.region if cloud.regional_prices else GLOBAL_REGION
         zone = row.zone if cloud.regional_prices else ""
-        for market, price in _markets(row, skipped):
+        for market, price in _markets(row, skipped, _sold_markets(cloud, row.instance_type)):
             slot = places.setdefault((row.instance_type, region, market), {})
             if zone in slot and slot[zone][0] != price:
                 if cloud.regional_prices:
@@ -246,8 +250,24 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
     return ParsedCatalog(tuple(offers), n, dict(sorted(skipped.items())))
 
 
-def _markets(row: _Row, skipped: Counter[str]) -> Iterable[tuple[Market, Decimal]]:
-    if row.price is not None and row.price > 0:
+def _sold_markets(cloud: Cloud, instance_type: str) -> frozenset[Market] | None:
+    """The markets gpuopt knows a shape is sold in, where that is narrower than the
+    catalog's columns (GCP sells a3-highgpu below 8 GPUs as Spot only: the catalog's
+    on-demand cell for them prices nothing one can buy; providers/gcp/catalog.py)."""
+    if cloud.name != "gcp":
+        return None
+    from gpuopt.providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE
+
+    shape = SHAPES_BY_INSTANCE_TYPE.get(instance_type)
+    return shape.markets if shape is not None else None
+
+
+def _markets(row: _Row, skipped: Counter[str], sold: frozenset[Market] | None
+             ) -> Iterable[tuple[Market, Decimal]]:
+    if sold is not None and Market.ON_DEMAND not in sold:
+        if row.price is not None:
+            skipped["on-demand not sold for this shape (spot only)"] += 1
+    elif row.price is not None and row.price > 0:
         yield Market.ON_DEMAND, row.price
     if row.spot is not None and row.spot > 0:
         if row.price is not None and row.spot >= row.price:

@@ -66,14 +66,17 @@ def test_aws_spot_per_zone_on_demand_per_region_p5_4xlarge_present() -> None:
 
 def test_gcp_host_and_accelerator_rows_are_added_up_per_zone() -> None:
     offers = _parse("gcp")
-    od = _one(offers, instance_type="a3-highgpu-1g", region="us-central1",
-              market=Market.ON_DEMAND)
-    assert od.price_per_hour == Decimal("1.18251") + Decimal("4.20076")
-    assert od.zone is None  # both zones of us-central1 agree: one regional offer
-    assert (od.gpu, od.vcpus, od.ram_gib) == ("H100", 26.0, 234.0)
-    spot = _one(offers, instance_type="a3-highgpu-1g", region="europe-west4",
+    spot = _one(offers, instance_type="a3-highgpu-1g", region="us-central1",
                 market=Market.SPOT)
-    assert spot.price_per_hour == Decimal("0.28434") + Decimal("2.9112")
+    assert spot.price_per_hour == Decimal("0.36117") + Decimal("2.9926")
+    assert spot.zone is None  # both zones of us-central1 agree: one regional offer
+    assert (spot.gpu, spot.vcpus, spot.ram_gib) == ("H100", 26.0, 234.0)
+    # GCP sells A3 High below 8 GPUs as Spot only (providers/gcp/catalog.py): the
+    # catalog's on-demand cell for it prices nothing one can buy
+    assert not [o for o in offers if o.market is Market.ON_DEMAND]
+    eu = _one(offers, instance_type="a3-highgpu-1g", region="europe-west4",
+              market=Market.SPOT)
+    assert eu.price_per_hour == Decimal("0.28434") + Decimal("2.9112")
     # an accelerator row with no host row in its zone gives nothing
     assert not [o for o in offers if o.gpu == "B200"]
 
