@@ -136,7 +136,7 @@ def show_gpus(
                             f"{note}",
                             style="yellow", markup=False)
     cols = [Col("GPU", ID), Col("GiB", NUM), Col("bf16", NUM), Col("GB/s", NUM, optional=2),
-            Col("link", ID, optional=1), Col("od $ cloud", ID), Col("spot $ cloud", ID),
+            Col("link", ID, optional=1), Col("od", ID), Col("spot", ID),
             Col("sold: cloud GPUs/instance", TEXT, min_width=12)]
     table = [[r.spec.name, f"{r.spec.memory_gib:.0f}", f"{r.spec.tflops_for('bf16'):.0f}",
               f"{r.spec.bandwidth_gbps:g}", _link(r.spec), _price(r.on_demand, r.on_demand_cloud),

@@ -24,8 +24,8 @@ def snapshot_note(as_of: date, now: datetime, newest: date | None = None) -> str
     ``newest`` (each price dated by its own source) the range of dates and ages."""
     if newest is None or newest == as_of:
         return f"prices as of {as_of}, {_old(age_days(as_of, now))}: {REFRESH_HINT}"
-    return (f"prices as of {as_of} to {newest}, each dated by its source "
-            f"({age_days(as_of, now)} to {age_days(newest, now)} days old): {REFRESH_HINT}")
+    return (f"prices as of {as_of} to {newest}, each dated by its source, "
+            f"{age_days(as_of, now)} to {age_days(newest, now)} days old: {REFRESH_HINT}")
 
 
 def prices_source(source: str, as_of: date | None, now: datetime | None = None,
