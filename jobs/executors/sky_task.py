@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,8 @@ from gpuopt.jobs.executors.contract import contract_env, parse_progress
 from gpuopt.providers.clouds import find_cloud, registered_clouds
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import sky
 
 DEFAULT_MOUNT_PATH = "/gpuopt/checkpoint"
@@ -267,6 +269,21 @@ def _pinnable_zone(region: str | None, zone: str | None) -> str | None:
     if zone and region and zone.lower().startswith(region.lower()):
         return zone
     return None
+
+
+def pin_aws_zone_id(plan: SkyTaskPlan, zone: str | None, root: Path | None = None
+                    ) -> SkyTaskPlan:
+    """``plan`` pinned to the zone the placement named by AWS zone id, when SkyPilot's
+    az_mappings file (written with the account's credentials) names it; else as it is
+    (the region only)."""
+    if plan.cloud != "aws" or not zone or plan.zone or not plan.region:
+        return plan
+    from gpuopt.jobs.executors.sky_catalog import aws_zone_name
+
+    name = aws_zone_name(zone, root)
+    if name is None or not name.startswith(plan.region):
+        return plan
+    return replace(plan, zone=name)
 
 
 def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:
