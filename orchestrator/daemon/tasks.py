@@ -124,12 +124,16 @@ class DaemonTasks:
     def _poll_catalog(self) -> None:
         """SkyPilot's catalog files ([prices] catalog_dir, else the installed SkyPilot's),
         the enabled clouds' only; a file gpuopt cannot read fails the step, naming it."""
+        from gpuopt.core.errors import UserError
         from gpuopt.orchestrator.prices.catalog_poll import catalog_dir, poll_catalog
 
-        root = catalog_dir(self.settings.prices.catalog_dir)
         enabled = self.settings.clouds.enabled
-        results, notes = poll_catalog(self.store, root, self.clock(),
-                                      tuple(enabled) if enabled is not None else None)
+        try:  # no SkyPilot and no catalog_dir, or no such directory: said, no traceback
+            root = catalog_dir(self.settings.prices.catalog_dir)
+            results, notes = poll_catalog(self.store, root, self.clock(),
+                                          tuple(enabled) if enabled is not None else None)
+        except UserError as err:
+            raise StepFailed(f"price poll skypilot-catalog: {err}") from None
         for note in notes:
             log.info("price poll skypilot-catalog: %s", note)
         failed = [f"{c}: {r.error}" for c, r in results.items() if r.status == "error"]

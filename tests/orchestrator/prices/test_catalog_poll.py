@@ -155,3 +155,18 @@ def test_bad_sources_are_refused(sources: str) -> None:
 
     with pytest.raises(ConfigError, match="GPUOPT_PRICES_SOURCES"):
         load_config(env={"GPUOPT_PRICES_SOURCES": sources})
+
+
+def test_the_daemon_job_reports_a_missing_directory_without_a_traceback(
+        store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.daemon.health import DaemonHealth
+    from gpuopt.orchestrator.daemon.tasks import DaemonTasks
+
+    settings = load_config(env={"GPUOPT_PRICES_SOURCES": '["skypilot-catalog"]',
+                                "GPUOPT_PRICES_CATALOG_DIR": str(tmp_path / "nowhere")})
+    health = DaemonHealth(node_id="test")
+    DaemonTasks(store, settings, health, is_leader=lambda: True).poll_catalog()
+    outcome = health.outcomes["poll-skypilot-catalog"]
+    assert not outcome.ok and "nowhere: not a directory" in str(outcome.error)
+    assert "Traceback" not in caplog.text
