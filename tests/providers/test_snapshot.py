@@ -29,7 +29,7 @@ def test_snapshot_coverage() -> None:
         # Azure sells no L4; its A10, A100 80GB PCIe and H100 NVL are their own rows.
         "azure": {"T4", "A10", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100", "H100-NVL"},
         "lambda": {"A10", "RTXA6000", "A100-40GB", "A100-80GB", "H100", "B200"},
-        "runpod": {"RTX4090", "A100-80GB-PCIe", "H100", "H200"},
+        "runpod": {"RTX4090", "A100-80GB-PCIe", "H100", "H200", "L40S"},
         "vast": {"RTX4090", "RTX3090", "H200", "B200", "H100", "RTX4060Ti-16GB", "V100"},
         # clouds priced from SkyPilot's catalog only (issue 28)
         "nebius": {"H100", "H200", "B200", "L40S"},
