@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, case, func, insert, update
+from sqlalchemy import ColumnElement, bindparam, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -444,16 +444,18 @@ def _newest_by_region(session: Session, clouds: Iterable[str]
     dated by its modification time, an API poll by its clock: each source's offers are
     judged stale against that source's newest, so an old file's rows are not hidden by a
     fresh API poll of other instance types (nor the other way round)."""
-    from gpuopt.providers.skypilot_catalog.source import catalog_source_pattern
-
-    kind = case((col(OfferSeries.source).like(catalog_source_pattern()), True), else_=False)
     q = (
-        sa_select(col(OfferSeries.cloud), col(OfferSeries.region), kind,
-                  func.max(OfferSeries.last_seen))
+        select(col(OfferSeries.cloud), col(OfferSeries.region), col(OfferSeries.source),
+               func.max(OfferSeries.last_seen))
         .where(col(OfferSeries.cloud).in_(sorted(set(clouds))))
-        .group_by(col(OfferSeries.cloud), col(OfferSeries.region), kind)
+        .group_by(col(OfferSeries.cloud), col(OfferSeries.region), col(OfferSeries.source))
     )
-    return {(c, r, bool(k)): newest for c, r, k, newest in session.connection().execute(q)}
+    out: dict[tuple[str, str, bool], datetime] = {}
+    for c, r, source, newest in session.exec(q):
+        key = (c, r, _from_catalog(source))
+        if key not in out or newest > out[key]:
+            out[key] = newest
+    return out
 
 
 @dataclass(frozen=True, slots=True)

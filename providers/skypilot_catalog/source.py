@@ -15,8 +15,3 @@ def source_label(mtime: datetime) -> str:
 
 def is_catalog_source(source: str) -> bool:
     return source.startswith(_PREFIX)
-
-
-def catalog_source_pattern() -> str:
-    """SQL LIKE pattern of the catalog sources."""
-    return f"{_PREFIX}%"
