@@ -83,7 +83,8 @@ def _snapshot() -> str:
     markets = Counter(o.market.value for o in snap.offers)
     per_cloud = ", ".join(f"{c} {n}" for c, n in clouds.most_common())
     per_market = ", ".join(f"{m} {n}" for m, n in sorted(markets.items()))
-    return (f"{len(snap.offers)} prices as of {snap.as_of} ({per_cloud}; {per_market}).\n")
+    return (f"{len(snap.offers)} prices, each dated by its source: {snap.dated()} "
+            f"({per_cloud}; {per_market}).\n")
 
 
 def _bench(name: str) -> Callable[[], str]:

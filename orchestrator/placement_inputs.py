@@ -79,6 +79,20 @@ def placement_context(
     )
 
 
+def executor_clouds(executor: str, settings: Settings) -> frozenset[str] | None:
+    """The clouds a job run by ``executor`` may be placed on (None: any). The local
+    executor's simulated runs keep to the clouds gpuopt has adapters for (a cloud priced
+    only from SkyPilot's catalog is launchable only through SkyPilot, where `sky check`
+    enables it); both within [clouds] enabled when that is set."""
+    from gpuopt.providers.clouds import adapter_cloud_names
+
+    enabled = frozenset(settings.clouds.enabled) if settings.clouds.enabled else None
+    if executor != "local":
+        return enabled
+    local = frozenset(adapter_cloud_names())
+    return local & enabled if enabled is not None else local
+
+
 def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
     from gpuopt.orchestrator.prices.current import current_offers_with_source
 
@@ -210,7 +224,8 @@ def decide_placement(
                       fraction_left=remaining_fraction(attempts), avoid=avoid,
                       holding=holding_of(held, tick.now))
     ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
-                            calibration=calibration)
+                            calibration=calibration,
+                            clouds=executor_clouds(job.executor, settings))
     held_price = (from_micros(held.price_per_hour_micros)
                   if held is not None and held.price_per_hour_micros is not None else None)
     planned = plan_next_attempt(spec, tick.index, ctx, so_far, held_price)

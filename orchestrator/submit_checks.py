@@ -56,14 +56,18 @@ def check_runnable(
     """Raise :class:`SubmitRefused` when ``executor`` cannot run ``spec`` as written.
 
     Returns the gpuopt clouds the executor can launch on (SkyPilot: those it has
-    enabled), for the plan to stay within; None: any (the local executor). A SkyPilot
-    ``dry_run`` does not ask SkyPilot here (returns None): :func:`sky_dry_run` does,
-    without starting an API server and without refusing."""
+    enabled; the local executor: the clouds gpuopt has adapters for, as a cloud priced
+    only from SkyPilot's catalog runs only through SkyPilot), for the plan to stay
+    within; None: any. A SkyPilot ``dry_run`` does not ask SkyPilot here (returns None):
+    :func:`sky_dry_run` does, without starting an API server and without refusing."""
     if executor == "skypilot":
         return _check_skypilot(job, spec, preempt_after, None if dry_run else
                                (sky_client or _default_client))
     if executor == "local":
+        from gpuopt.providers.clouds import adapter_cloud_names
+
         _check_local(job, spec)
+        return frozenset(adapter_cloud_names())
     return None
 
 

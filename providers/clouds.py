@@ -55,6 +55,16 @@ class Cloud:
     # Codes that mean a quota only in a message that says "quota" (they refuse other
     # operations too).
     quota_error_codes_if_named: tuple[str, ...] = ()
+    # The spot price differs between the zones of a region (AWS): a catalog's spot rows
+    # stay per zone and the plan pins the zone. Elsewhere a region's zones share a price
+    # and catalog rows are kept per zone only where they disagree.
+    spot_per_zone: bool = False
+
+    @property
+    def has_adapter(self) -> bool:
+        """gpuopt polls this cloud's own API (an adapter folder); False: priced only from
+        SkyPilot's catalog (``gpuopt prices refresh --source skypilot-catalog``)."""
+        return bool(self.adapter_module)
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -79,6 +89,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "MaximumEfaInterfaces",
             ),
             sdk_modules=("boto3", "botocore"),
+            spot_per_zone=True,
             # EC2 API error codes (AWSEC2/latest/APIReference/errors-overview.html)
             capacity_error_codes=("InsufficientInstanceCapacity", "SpotMaxPriceTooLow",
                                   "MaxSpotInstanceCountExceeded"),
@@ -165,6 +176,32 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
                 "A100-40GB": "A100", "A100-80GB": "A100", "A100-80GB-PCIe": "A100",
                 "H100-NVL": "H100", "H100-PCIe": "H100", "RTX4060Ti-16GB": "RTX4060"}),
         ),
+        # Clouds priced only from SkyPilot's catalog (no gpuopt adapter: adapter_module
+        # empty). Placeable where SkyPilot has them enabled (--executor skypilot); the
+        # local executor's simulated runs keep to the clouds with adapters. Columns:
+        # the public catalog files (skypilot-org/skypilot-catalog catalogs/v8/<cloud>/
+        # vms.csv) and SkyPilot's readers (sky/catalog/<cloud>_catalog.py).
+        Cloud(
+            name="nebius", display_name="Nebius", adapter_module="", adapter_class="",
+            skypilot_name="nebius", chart_color="#d37295", default_preemptions_per_hour=0.1,
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "Price", "Region", "GpuInfo",
+                                      "SpotPrice"),
+        ),
+        Cloud(
+            name="oci", display_name="OCI", adapter_module="", adapter_class="",
+            skypilot_name="oci", chart_color="#9d7660", default_preemptions_per_hour=0.08,
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "GpuInfo", "Price", "SpotPrice",
+                                      "Region", "AvailabilityZone"),
+        ),
+        Cloud(
+            name="cudo", display_name="Cudo", adapter_module="", adapter_class="",
+            skypilot_name="cudo", chart_color="#86bcb6", default_preemptions_per_hour=0.1,
+            skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                      "vCPUs", "MemoryGiB", "Price", "Region", "GpuInfo",
+                                      "SpotPrice"),
+        ),
     )
 })
 
@@ -172,6 +209,11 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
 def cloud_names() -> tuple[str, ...]:
     """Every registered cloud's name, in registry order."""
     return tuple(CLOUDS)
+
+
+def adapter_cloud_names() -> tuple[str, ...]:
+    """The clouds gpuopt polls through their own API (those with an adapter)."""
+    return tuple(c.name for c in CLOUDS.values() if c.has_adapter)
 
 
 def registered_clouds() -> tuple[Cloud, ...]:

@@ -11,6 +11,7 @@ from decimal import Decimal
 from gpuopt.providers.clouds import is_cloud
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.skypilot_catalog.source import is_catalog_source
 
 GPU_COUNTS = (1, 2, 4, 8)
 # A price more than this factor away from the last stored price of the same offer is
@@ -47,8 +48,10 @@ def offer_problems(offer: Offer) -> list[str]:
         problems.append("vCPUs and RAM must be positive")
     if offer.observed_at.tzinfo is None:
         problems.append("observed_at must be timezone-aware UTC")
-    if not (offer.source == "snapshot" or offer.source == f"api:{offer.cloud}"):
-        problems.append(f"source {offer.source!r} must be 'snapshot' or 'api:{offer.cloud}'")
+    if not (offer.source == "snapshot" or offer.source == f"api:{offer.cloud}"
+            or is_catalog_source(offer.source)):
+        problems.append(f"source {offer.source!r} must be 'snapshot', 'api:{offer.cloud}' or "
+                        f"a SkyPilot catalog file's")
     if offer.interruption_bucket is not None and not 0 <= offer.interruption_bucket <= 4:
         problems.append(f"interruption bucket {offer.interruption_bucket} not in 0..4")
     if offer.placement_score is not None and not 1 <= offer.placement_score <= 10:

@@ -22,6 +22,9 @@ def load_provider(cloud: str) -> Provider:
     """A new adapter instance for ``cloud`` (construction does no I/O); UserError (exit 2)
     for a cloud the registry does not know."""
     entry = get_cloud(cloud)
+    if not entry.has_adapter:
+        raise ProviderUnavailable(f"{cloud}: no gpuopt adapter; priced from SkyPilot's catalog "
+                                  f"(gpuopt prices refresh --source skypilot-catalog)")
     module_name, class_name = entry.adapter_module, entry.adapter_class
     require_extra(cloud, f"polling {cloud} prices")
     try:

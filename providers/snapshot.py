@@ -1,8 +1,10 @@
 """The embedded price snapshot: fallback offers for a machine with no price history yet.
 
-``snapshot_data.json`` (package data) holds an as-of date, a table of instance facts,
-and one row per price naming the public list it came from (``sources``). It is read on
-demand with importlib.resources; nothing is cached at module level.
+``snapshot_data.json`` (package data) holds a table of instance facts and one row per
+price naming the public list it came from (``sources``), each source with its own date:
+a price is as old as the list it was read from (format 2; format 1 had one ``as_of``
+for all). It is read on demand with importlib.resources; nothing is cached at module
+level.
 ``gpuopt prices export-snapshot`` regenerates it from the store (see snapshot_document).
 """
 
@@ -18,16 +20,23 @@ from typing import Any
 from gpuopt.providers.offer import Market, Offer
 
 SNAPSHOT_FILE = "snapshot_data.json"
-FORMAT = 1
+FORMAT = 2
 COLUMNS = ("cloud", "region", "zone", "instance_type", "market", "price_per_hour", "source")
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    as_of: date
+    as_of: date  # the oldest source's date (each offer's observed_at is its own source's)
     offers: tuple[Offer, ...]
     # Offer.key -> the public list the figure came from.
     sources: Mapping[tuple[str, str, str, str, str], str]
+    newest: date | None = None  # the newest source's date
+
+    def dated(self) -> str:
+        """'2025-06-15' or '2025-06-15 to 2026-12-03' (each price dated by its source)."""
+        if self.newest is None or self.newest == self.as_of:
+            return self.as_of.isoformat()
+        return f"{self.as_of} to {self.newest}"
 
 
 def load_snapshot(text: str | None = None) -> Snapshot:
@@ -37,19 +46,24 @@ def load_snapshot(text: str | None = None) -> Snapshot:
 
         text = files("gpuopt.providers").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
     doc = json.loads(text)
-    if doc.get("format") != FORMAT:
+    if doc.get("format") not in (1, FORMAT):
         raise ValueError(f"snapshot format {doc.get('format')!r} is not {FORMAT}")
-    as_of = date.fromisoformat(doc["as_of"])
-    observed = datetime(as_of.year, as_of.month, as_of.day, tzinfo=UTC)
     columns = tuple(doc["columns"])
     if columns != COLUMNS:
         raise ValueError(f"snapshot columns {columns} are not {COLUMNS}")
     instances: Mapping[str, Mapping[str, Any]] = doc["instances"]
-    source_text: Mapping[str, str] = doc["sources"]
+    source_text: dict[str, str] = {}
+    source_date: dict[str, date] = {}
+    for ref, src in doc["sources"].items():
+        if isinstance(src, str):  # format 1: one date for every source
+            source_text[ref], source_date[ref] = src, date.fromisoformat(doc["as_of"])
+        else:
+            source_text[ref], source_date[ref] = src["text"], date.fromisoformat(src["as_of"])
     offers: list[Offer] = []
     sources: dict[tuple[str, str, str, str, str], str] = {}
     for cloud, region, zone, instance_type, market, price, ref in doc["prices"]:
         facts = instances[f"{cloud}:{instance_type}"]
+        day = source_date[ref]
         offer = Offer(
             cloud=cloud,
             region=region,
@@ -62,29 +76,31 @@ def load_snapshot(text: str | None = None) -> Snapshot:
             ram_gib=float(facts["ram_gib"]),
             market=Market(market),
             price_per_hour=Decimal(price),
-            observed_at=observed,
+            observed_at=datetime(day.year, day.month, day.day, tzinfo=UTC),
             source="snapshot",
         )
         offers.append(offer)
         sources[offer.key] = source_text[ref]
-    return Snapshot(as_of=as_of, offers=tuple(offers), sources=sources)
+    used = sorted({source_date[ref] for *_r, ref in doc["prices"]}) or [
+        date.fromisoformat(doc.get("as_of", "1970-01-01"))]
+    return Snapshot(as_of=used[0], offers=tuple(offers), sources=sources, newest=used[-1])
 
 
 def snapshot_document(
     offers: Sequence[Offer],
-    as_of: date,
     sources: Mapping[tuple[str, str, str, str, str], str],
     note: str,
 ) -> str:
     """Render offers as a snapshot document (one price per line, stable order).
 
-    ``sources`` maps Offer.key to the text naming where that figure came from.
+    ``sources`` maps Offer.key to the text naming where that figure came from; the
+    source's date is the offer's ``observed_at`` day (offers of one text share it).
     """
-    source_ids: dict[str, str] = {}
+    source_ids: dict[tuple[str, date], str] = {}
     instances: dict[str, dict[str, Any]] = {}
     rows: list[list[Any]] = []
     for o in sorted(offers, key=lambda o: o.key):
-        text = sources[o.key]
+        text = (sources[o.key], o.observed_at.astimezone(UTC).date())
         ref = source_ids.setdefault(text, f"s{len(source_ids) + 1}")
         instances.setdefault(
             f"{o.cloud}:{o.instance_type}",
@@ -95,10 +111,10 @@ def snapshot_document(
                      str(o.price_per_hour), ref])
     head = {
         "format": FORMAT,
-        "as_of": as_of.isoformat(),
         "note": note,
         "columns": list(COLUMNS),
-        "sources": {ref: text for text, ref in source_ids.items()},
+        "sources": {ref: {"text": text, "as_of": day.isoformat()}
+                    for (text, day), ref in source_ids.items()},
         "instances": dict(sorted(instances.items())),
     }
     out = json.dumps(head, indent=1)[:-2]  # drop the closing "\n}"

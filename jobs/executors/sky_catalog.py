@@ -344,6 +344,13 @@ def _aws_zone_ids(root: Path) -> dict[str, str]:
             if r.get("AvailabilityZoneName") and r.get("AvailabilityZone")}
 
 
+def aws_zone_name(zone_id: str, root: Path | None = None) -> str | None:
+    """This account's name of an AWS zone id (use1-az2 -> us-east-1c), from the mapping
+    SkyPilot wrote with the account's credentials; None without one."""
+    names = {v: k for k, v in _aws_zone_ids(root or catalog_root()).items()}
+    return names.get(zone_id)
+
+
 def skypilot_catalog(path: Path) -> str | None:
     """SkyPilot's own catalog at ``path``: the backup an earlier sync kept, else the file
     itself unless gpuopt created it; None when SkyPilot has none cached."""

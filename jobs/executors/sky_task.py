@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,8 @@ from gpuopt.jobs.executors.contract import SKYPILOT_NODE_ENV, contract_env, pars
 from gpuopt.providers.clouds import find_cloud, registered_clouds
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import sky
 
 DEFAULT_MOUNT_PATH = "/gpuopt/checkpoint"
@@ -277,13 +279,39 @@ def plan_task(
         cloud=cloud.skypilot_name,
         # A cloud priced globally (RunPod) has no region to pin: SkyPilot picks one.
         region=placement.region if cloud.regional_prices else None,
-        zone=placement.zone if cloud.regional_prices else None,
+        zone=_pinnable_zone(placement.region, placement.zone) if cloud.regional_prices
+        else None,
         instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
         secrets=MappingProxyType(dict(spec.secrets)),
         num_nodes=placement.num_nodes,
     )
+
+
+def _pinnable_zone(region: str | None, zone: str | None) -> str | None:
+    """The zone to pin SkyPilot to: a zone name (it starts with its region's name,
+    us-east-1a, us-central1-a, AF-CASABLANCA-1-AD-1). An AWS zone *id* (use1-az1, from
+    SkyPilot's catalog read without the account's zone mapping) names no zone SkyPilot
+    can launch in, so only the region is pinned."""
+    if zone and region and zone.lower().startswith(region.lower()):
+        return zone
+    return None
+
+
+def pin_aws_zone_id(plan: SkyTaskPlan, zone: str | None, root: Path | None = None
+                    ) -> SkyTaskPlan:
+    """``plan`` pinned to the zone the placement named by AWS zone id, when SkyPilot's
+    az_mappings file (written with the account's credentials) names it; else as it is
+    (the region only)."""
+    if plan.cloud != "aws" or not zone or plan.zone or not plan.region:
+        return plan
+    from gpuopt.jobs.executors.sky_catalog import aws_zone_name
+
+    name = aws_zone_name(zone, root)
+    if name is None or not name.startswith(plan.region):
+        return plan
+    return replace(plan, zone=name)
 
 
 def build_sky_resources(plan: SkyTaskPlan) -> sky.Resources:

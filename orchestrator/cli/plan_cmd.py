@@ -82,6 +82,11 @@ def plan(
         }, indent=2))
     else:
         print_plan(spec.name or job_file.name, planned, wide=wide, now=now)
+    from gpuopt.orchestrator.cli.console import err_console
+    from gpuopt.orchestrator.cli.gpu_names import bare_gpu_notes
+
+    for note in bare_gpu_notes(job_file.read_text(encoding="utf-8")):
+        err_console().print(f"note: {note}", markup=False, highlight=False)
     if not planned.plan.candidates:
         raise UserError(f"{job_file}: fits nowhere: {fits_nowhere_reason(planned)}",
                         exit_code=FITS_NOWHERE)
@@ -108,7 +113,10 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
 
     console = console or out_console()
     plan = planned.plan
-    src = prices_source(planned.offers_source, planned.snapshot_as_of, now)
+    days = sorted({c.offer.observed_at.date() for c in plan.candidates})
+    src = (prices_source("snapshot", days[0], now, days[-1])
+           if planned.offers_source == "snapshot" and days
+           else prices_source(planned.offers_source, planned.snapshot_as_of, now))
     # Narrower terminals drop the instance, # and risk (preempt. says it in numbers), then
     # shorten places (aws/use1a, vast/US-NA), then drop preempt. GPUs, where, market,
     # $/h, est. h and expected $ are the answer and always stay.
@@ -131,6 +139,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         console.print(f"[bold]{escape(title)}: no placement within the limits[/] "
                       f"({planned.offer_count} offers, {escape(src)})")
     if plan.candidates:
+        from gpuopt.orchestrator.cli.provenance import launchable_lines, price_sources
+
         # Two lines that each fit 80 columns (messages are never wrapped for the width).
         legend = "expected $ includes expected preemption losses; od = on-demand"
         if any(cols[i].header == "preempt." for i in choose_columns(cols, rows, console.width,
@@ -140,6 +150,10 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         if any(c.nodes > 1 for c in plan.candidates):
             console.print("2x8xH100 = 2 nodes of 8 H100 each; $/h of all the nodes",
                           style="dim")
+        shown = [c.offer for c in plan.candidates]
+        console.print(escape(price_sources(shown)), style="dim")
+        for line in launchable_lines(o.cloud for o in shown):
+            console.print(escape(line), style="dim")
         for line in measured_notes(plan):
             console.print(escape(line), style="dim")
     if plan.best is not None:

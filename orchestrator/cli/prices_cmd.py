@@ -121,8 +121,8 @@ def show_prices(
     if current.source == "snapshot" and current.snapshot_as_of is not None:
         from gpuopt.orchestrator.cli.snapshot_age import snapshot_note
 
-        err_console().print(f"No price history yet, showing the embedded snapshot: "
-                            f"{snapshot_note(current.snapshot_as_of, now)}",
+        note = snapshot_note(current.snapshot_as_of, now, current.snapshot_newest)
+        err_console().print(f"No price history yet, showing the embedded snapshot: {note}",
                             style="yellow", markup=False)
     if not current.offers:
         err_console().print("no offers match these filters")
@@ -174,19 +174,40 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
     print_table(console, cols, rows, wide=wide)
 
 
+SOURCES = ("sdk", "skypilot-catalog")
+
+
 def refresh(
     ctx: typer.Context,
     cloud: Annotated[
         list[str] | None, typer.Option("--cloud", help="Only this cloud (repeatable).",
                                        autocompletion=complete_cloud)
     ] = None,
+    source: Annotated[str, typer.Option(
+        "--source", help="sdk (each cloud's own API) or skypilot-catalog (SkyPilot's "
+        "catalog files: every region and zone of every cloud in them).")] = "sdk",
+    catalog_dir: Annotated[Path | None, typer.Option(
+        "--catalog-dir", help="With --source skypilot-catalog: a directory of <cloud>/"
+        "vms.csv files (default: [prices] catalog_dir, else the installed SkyPilot's).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Poll the clouds now and store what changed.
+    """Poll the clouds now (or read SkyPilot's catalog files) and store what changed.
 
     Example: gpuopt prices refresh --cloud aws --cloud gcp
+    Example: gpuopt prices refresh --source skypilot-catalog --catalog-dir ~/.sky/catalogs/v8
     """
     from datetime import UTC
+
+    from gpuopt.core.errors import UserError
+
+    if source not in SOURCES:
+        raise UserError(f"--source {source!r}: use {' or '.join(SOURCES)}", exit_code=2)
+    if catalog_dir is not None and source != "skypilot-catalog":
+        raise UserError("--catalog-dir goes with --source skypilot-catalog", exit_code=2)
+    if source == "skypilot-catalog":
+        _refresh_from_catalog(cloud, catalog_dir, config)
+        return
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -221,6 +242,41 @@ def refresh(
         raise typer.Exit(1)
 
 
+def _refresh_from_catalog(cloud: list[str] | None, catalog_dir: Path | None,
+                          config: Path | None) -> None:
+    """`prices refresh --source skypilot-catalog`: exit 2 when a file was refused (the
+    others are stored), 1 when the directory has no catalog file gpuopt knows."""
+    from datetime import UTC
+
+    from rich.markup import escape
+
+    from gpuopt.orchestrator.cli.console import err_console, out_console
+    from gpuopt.orchestrator.prices.catalog_poll import catalog_dir as resolve_dir
+    from gpuopt.orchestrator.prices.catalog_poll import poll_catalog
+    from gpuopt.orchestrator.store import open_store
+    from gpuopt.providers.clouds import get_cloud
+
+    settings = _settings(config)
+    for name in cloud or ():
+        get_cloud(name)  # UserError (exit 2) naming the known clouds
+    root = resolve_dir(catalog_dir or settings.prices.catalog_dir)
+    store = open_store(settings.database.url)
+    try:
+        results, notes = poll_catalog(store, root, datetime.now(UTC),
+                                      tuple(cloud) if cloud else None)
+    finally:
+        store.close()
+    for note in notes:
+        err_console().print(f"[yellow]note[/] {escape(note)}")
+    if not results:
+        err_console().print(f"{root}: no catalog file of a cloud gpuopt knows "
+                            f"(<cloud>/vms.csv)", markup=False)
+        raise typer.Exit(1)
+    _print_poll(out_console(), results)
+    if any(r.status == "error" for r in results.values()):
+        raise typer.Exit(2)  # a file refused (it says which, where and why)
+
+
 def _print_poll(out: Console, results: Mapping[str, CloudPollResult]) -> None:
     """What each cloud's poll stored, held and rejected. A cloud's words (errors, instance
     types, regions) are its own: printed as text, never as markup (and escaped by the
@@ -237,14 +293,21 @@ def _print_poll(out: Console, results: Mapping[str, CloudPollResult]) -> None:
         held = f", {r.held} held (see `gpuopt prices held`)" if r.held else ""
         out.print(f"[green]{c}[/]: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
                   f"{r.rejected} rejected{held}")
-        for offer, before in r.changes:
+        for offer, before in r.changes[:CHANGES_SHOWN]:
             where = "/".join(p for p in (offer.region, offer.zone, offer.instance_type) if p)
             out.print(f"  {escape(where)} {offer.market.value}: {before} -> "
                       f"{offer.price_per_hour} $/h", highlight=False)
+        if len(r.changes) > CHANGES_SHOWN:
+            out.print(f"  ... {len(r.changes) - CHANGES_SHOWN} more changes "
+                      f"(gpuopt prices history)", highlight=False)
         for line in r.rejections[:10]:
             out.print(f"  [red]rejected[/] {escape(line)}", highlight=False)
         for line in r.warnings[:10]:
             out.print(f"  [yellow]warning[/] {escape(line)}", highlight=False)
+
+
+# A catalog file can move thousands of prices at once: the first ones are listed.
+CHANGES_SHOWN = 50
 
 
 def _require_some_sdk(providers: Mapping[str, object], explicit: bool) -> None:
@@ -390,7 +453,6 @@ def export_snapshot(
 
     Example: gpuopt prices export-snapshot --out snapshot_data.json
     """
-    from datetime import UTC
 
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
@@ -415,7 +477,7 @@ def export_snapshot(
         for o in offers
     }
     text = snapshot_document(
-        offers, datetime.now(UTC).date(), sources,
+        offers, sources,
         note="Exported by `gpuopt prices export-snapshot` from the latest stored prices "
         "(USD per instance-hour).",
     )

@@ -97,6 +97,11 @@ def submit(
     try:
         planned = plan_job(sub, settings, store, now, launchable, hint_nodes=True)
         print_plan(spec_name(sub.spec, job_file), planned)
+        from gpuopt.orchestrator.cli.console import err_console
+        from gpuopt.orchestrator.cli.gpu_names import bare_gpu_notes
+
+        for note in bare_gpu_notes(job.text):
+            err_console().print(f"note: {note}", markup=False, highlight=False)
         require_fit(sub, planned)
         if dry_run or store is None:
             if kind == "skypilot":

@@ -28,7 +28,12 @@ from pydantic import (
 from gpuopt.core.durations import format_duration, parse_duration
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
 from gpuopt.policies.spot.registry import DEFAULT_POLICY, POLICIES
-from gpuopt.providers.clouds import check_cloud, cloud_names, default_preemptions_per_hour
+from gpuopt.providers.clouds import (
+    adapter_cloud_names,
+    check_cloud,
+    cloud_names,
+    default_preemptions_per_hour,
+)
 
 # A cloud name the registry (providers/clouds.py) knows, checked when validated.
 Cloud = Annotated[str, AfterValidator(check_cloud)]
@@ -114,7 +119,12 @@ class _CloudsSection(_Section):
     enabled: list[Cloud] | None = None
 
     def poll_clouds(self) -> tuple[str, ...]:
-        return tuple(self.enabled) if self.enabled is not None else cloud_names()
+        """The enabled clouds gpuopt polls through their own API (a cloud priced only
+        from SkyPilot's catalog has no adapter to poll)."""
+        polled = adapter_cloud_names()
+        if self.enabled is None:
+            return polled
+        return tuple(c for c in self.enabled if c in polled)
 
     def regions_for(self, cloud: str) -> list[str] | None:
         settings = getattr(self, cloud, None) if cloud in cloud_names() else None
@@ -382,11 +392,40 @@ class ApiConfig(_Section):
         return self
 
 
+class PriceSource(StrEnum):
+    SDK = "sdk"  # each cloud's own API, through its adapter (providers/<cloud>/)
+    SKYPILOT_CATALOG = "skypilot-catalog"  # SkyPilot's catalog files (vms.csv per cloud)
+
+
+class PricesConfig(_Section):
+    # Where the daemon's polls read prices from. "skypilot-catalog" reads SkyPilot's
+    # catalog files (catalog_dir, default: the directory the installed SkyPilot uses)
+    # on the same schedule as the clouds' own APIs.
+    sources: list[PriceSource] = Field(default_factory=lambda: [PriceSource.SDK], min_length=1)
+    catalog_dir: str | None = None
+
+    @field_validator("sources")
+    @classmethod
+    def _distinct(cls, v: list[PriceSource]) -> list[PriceSource]:
+        if len(set(v)) != len(v):
+            raise ValueError("a source is named twice")
+        return v
+
+    @property
+    def from_catalog(self) -> bool:
+        return PriceSource.SKYPILOT_CATALOG in self.sources
+
+    @property
+    def from_sdk(self) -> bool:
+        return PriceSource.SDK in self.sources
+
+
 class Settings(_Section):
     """The whole product's configuration (one TOML file + GPUOPT_* overrides)."""
 
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     clouds: CloudsConfig = Field(default_factory=CloudsConfig)
+    prices: PricesConfig = Field(default_factory=PricesConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     reserved: list[ReservedCapacity] = Field(default_factory=list)
     placement: PlacementConfig = Field(default_factory=PlacementConfig)

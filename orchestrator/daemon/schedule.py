@@ -8,7 +8,11 @@ in lock-step), and a misfire grace chosen per job:
 job id             trigger                         misfire grace (late start still runs if)
 =================  ==============================  ===========================================
 poll-<cloud>       every poll_interval, one job    half the interval: later than that, the
-                   per enabled cloud               next regular poll is nearly due anyway
+                   per enabled cloud ([prices]     next regular poll is nearly due anyway
+                   sources has "sdk")
+poll-skypilot-     every poll_interval, when       half the interval, as the cloud polls
+catalog            [prices] sources has
+                   "skypilot-catalog"
 reconcile          every reconcile_interval,       one interval: coalesced, the next tick
                    first run at start (adoption)   reads the same state
 report             cron weekday HH:MM in the       1 h; a tick is idempotent (store-backed
@@ -37,12 +41,15 @@ if TYPE_CHECKING:
 REPORT_RETRY_EVERY = timedelta(minutes=5)
 COMPACTION_FIRST_DELAY = timedelta(minutes=5)
 POLL_STAGGER = timedelta(seconds=2)
+CATALOG_JOB = "poll-skypilot-catalog"
 WEEKDAY_CRON = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu",
                 "friday": "fri", "saturday": "sat", "sunday": "sun"}
 
 
 class Tasks(Protocol):
     def poll(self, cloud: str) -> None: ...
+
+    def poll_catalog(self) -> None: ...
 
     def reconcile(self) -> None: ...
 
@@ -83,10 +90,15 @@ def register_jobs(
         ids.append(job_id)
 
     poll = d.poll_interval
-    for i, cloud in enumerate(clouds):
+    polled = clouds if settings.prices.from_sdk else ()
+    for i, cloud in enumerate(polled):
         add(f"poll-{cloud}", tasks.poll,
             IntervalTrigger(seconds=_secs(poll), jitter=_jitter(poll, 0.1, 30)),
             _secs(poll / 2), args=(cloud,), next_run_time=now + POLL_STAGGER * i)
+    if settings.prices.from_catalog:
+        add(CATALOG_JOB, tasks.poll_catalog,
+            IntervalTrigger(seconds=_secs(poll), jitter=_jitter(poll, 0.1, 30)),
+            _secs(poll / 2), next_run_time=now + POLL_STAGGER * len(polled))
     rec = d.reconcile_interval
     add("reconcile", tasks.reconcile,
         IntervalTrigger(seconds=_secs(rec), jitter=_jitter(rec, 0.1, 2)),

@@ -63,6 +63,11 @@ class DaemonTasks:
     def poll(self, cloud: str) -> None:
         self._run(f"poll-{cloud}", lambda: self._poll(cloud))
 
+    def poll_catalog(self) -> None:
+        from gpuopt.orchestrator.daemon.schedule import CATALOG_JOB
+
+        self._run(CATALOG_JOB, self._poll_catalog)
+
     def reconcile(self) -> None:
         self._run("reconcile", self._reconcile)
 
@@ -119,6 +124,30 @@ class DaemonTasks:
             return
         log.info("price poll %s: ok (%d new, %d changed, %d unchanged, %d rejected)",
                  cloud, result.new, result.changed, result.unchanged, result.rejected)
+
+    def _poll_catalog(self) -> None:
+        """SkyPilot's catalog files ([prices] catalog_dir, else the installed SkyPilot's),
+        the enabled clouds' only; a file gpuopt cannot read fails the step, naming it."""
+        from gpuopt.core.errors import UserError
+        from gpuopt.orchestrator.prices.catalog_poll import catalog_dir, poll_catalog
+
+        enabled = self.settings.clouds.enabled
+        try:  # no SkyPilot and no catalog_dir, or no such directory: said, no traceback
+            root = catalog_dir(self.settings.prices.catalog_dir)
+            results, notes = poll_catalog(self.store, root, self.clock(),
+                                          tuple(enabled) if enabled is not None else None)
+        except UserError as err:
+            raise StepFailed(f"price poll skypilot-catalog: {err}") from None
+        for note in notes:
+            log.info("price poll skypilot-catalog: %s", note)
+        failed = [f"{c}: {r.error}" for c, r in results.items() if r.status == "error"]
+        for cloud, r in results.items():
+            if r.status == "ok":
+                log.info("price poll skypilot-catalog %s: ok (%d new, %d changed, "
+                         "%d unchanged, %d rejected)", cloud, r.new, r.changed, r.unchanged,
+                         r.rejected)
+        if failed:
+            raise StepFailed("price poll skypilot-catalog: " + "; ".join(failed))
 
     def _reconcile(self) -> None:
         from gpuopt.orchestrator.reconcile import reconcile_once

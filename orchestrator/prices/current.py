@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 class CurrentOffers:
     offers: list[Offer]  # cheapest USD per GPU-hour first
     source: str  # "store" or "snapshot"
+    # The snapshot's prices are each dated by their source: the oldest and newest date
+    # among the offers returned (None: not the snapshot).
     snapshot_as_of: date | None = None
+    snapshot_newest: date | None = None
 
 
 def current_offers_with_source(
@@ -33,7 +36,9 @@ def current_offers_with_source(
     from gpuopt.providers.snapshot import load_snapshot
 
     snap = load_snapshot()
-    return CurrentOffers(flt.apply(snap.offers), "snapshot", snap.as_of)
+    offers = flt.apply(snap.offers)
+    days = sorted({o.observed_at.date() for o in offers}) or [snap.as_of]
+    return CurrentOffers(offers, "snapshot", days[0], days[-1])
 
 
 def current_offers(store: Store | None, flt: OfferFilter | None = None) -> list[Offer]:

@@ -137,6 +137,14 @@ def _outcome(store: Store, cloud: str, outcome: FetchResult | BaseException, now
 
 
 def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> CloudPollResult:
+    return store_fetch(store, cloud, fetched, now)
+
+
+def store_fetch(store: Store, cloud: str, fetched: FetchResult, now: datetime, *,
+                keep_older: bool = False, availability: bool = True) -> CloudPollResult:
+    """Store one cloud's fetched offers in one transaction. ``keep_older``: see
+    record_offers; ``availability``: record the spot listing's comings and goings (an API
+    poll's view of now; a catalog file's rows are not)."""
     from gpuopt.orchestrator.store.offer_listing import previous_listing, record_poll_observations
     from gpuopt.orchestrator.store.price_history import record_offers
 
@@ -146,15 +154,19 @@ def _store(store: Store, cloud: str, fetched: FetchResult, now: datetime) -> Clo
         with store.transaction() as session:
             # What the previous poll listed is read before this one's prices move it;
             # the availability observations go in under a savepoint that never fails this.
-            before = previous_listing(session, cloud, fetched, now)
-            summary = record_offers(session, offers, now=now)
-            record_poll_observations(session, cloud, offers, before, now)
+            before = previous_listing(session, cloud, fetched, now) if availability else None
+            summary = record_offers(session, offers, now=now, keep_older=keep_older)
+            if before is not None:
+                record_poll_observations(session, cloud, offers, before, now)
     except Exception as err:
         log.debug("%s: storing prices failed", cloud, exc_info=True)
         return CloudPollResult(cloud, status="error", error=f"store: {type(err).__name__}: {err}")
     warnings = list(fetched.warnings)
     if foreign:
         warnings.append(f"{foreign} offers of another cloud ignored")
+    if summary.older:
+        warnings.append(f"{summary.older} prices older than the stored ones: kept in the "
+                        f"history, the newer price stays current")
     return CloudPollResult(
         cloud,
         new=summary.new,

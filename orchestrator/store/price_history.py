@@ -53,6 +53,8 @@ class RecordSummary:
     held: list[Rejection] = field(default_factory=list)
     # (offer, previous price) for every changed series, for "what changed" output.
     changes: list[tuple[Offer, Decimal]] = field(default_factory=list)
+    # observations older than their series' newest, kept in the history only (keep_older)
+    older: int = 0
 
 
 def _series_key(row: OfferSeries) -> OfferKey:
@@ -120,7 +122,8 @@ def _snapshot_references() -> References:
 
 def record_offers(
     session: Session, offers: Sequence[Offer], currency: str = CURRENCY,
-    now: datetime | None = None, refs: References | None = None,
+    now: datetime | None = None, refs: References | None = None, *,
+    keep_older: bool = False,
 ) -> RecordSummary:
     """Append the changes in ``offers`` to the history (the caller commits).
 
@@ -131,6 +134,11 @@ def record_offers(
     references (``refs``, default the embedded snapshot's ranges; providers/price_moves.py)
     do not find plausible is held in pending_price until later polls confirm it, or
     rejected as a misread.
+
+    ``keep_older`` (a second source, e.g. SkyPilot's catalog files, dated by the file):
+    an observation older than the series' last one does not move the current price (the
+    newer observation wins) but is kept in the history at its own time, counted in
+    ``summary.older``; without it such an observation is rejected.
     """
     summary = RecordSummary()
     if not offers:
@@ -177,6 +185,9 @@ def record_offers(
             session.add(row)
             session.flush()
             summary.new += 1
+        elif now < row.last_seen and keep_older:
+            summary.older += _keep_in_history(session, row, micros, now)
+            continue
         elif now < row.last_seen:
             summary.rejected.append(Rejection(offer, (f"observed {now} before last seen "
                                                       f"{row.last_seen}",)))
@@ -213,6 +224,22 @@ def record_offers(
         )
     session.flush()
     return summary
+
+
+def _keep_in_history(session: Session, row: OfferSeries, micros: int, at: datetime) -> int:
+    """An older observation as a history row at its own time (1), unless the history
+    already has a row starting then (0). The series' current price is not touched."""
+    table = PriceChange.__table__  # type: ignore[attr-defined]
+    at = at.replace(microsecond=0)
+    exists = session.connection().execute(
+        sa_select(table.c.series_id).where(table.c.series_id == row.id,
+                                           table.c.first_seen == at)).first()
+    if exists is not None:
+        return 0
+    session.execute(insert(PriceChange),
+                    {"series_id": row.id, "price_micros": micros, "first_seen": at,
+                     "last_seen": at})
+    return 1
 
 
 # A held price no poll has reported for this long is dropped (the offer went away).
@@ -400,17 +427,35 @@ def latest_offers(
     rows: list[Any] = list(session.connection().execute(sa_select(table).where(*conds)))
     if not include_stale and rows:
         newest = _newest_by_region(session, {r.cloud for r in rows})
-        rows = [r for r in rows if r.last_seen >= newest[(r.cloud, r.region)] - STALE_AFTER]
+        rows = [r for r in rows if r.last_seen
+                >= newest[(r.cloud, r.region, _from_catalog(r.source))] - STALE_AFTER]
     return sort_offers(_to_offer(r) for r in rows)
 
 
-def _newest_by_region(session: Session, clouds: Iterable[str]) -> dict[tuple[str, str], datetime]:
+def _from_catalog(source: str) -> bool:
+    from gpuopt.providers.skypilot_catalog.source import is_catalog_source
+
+    return is_catalog_source(source)
+
+
+def _newest_by_region(session: Session, clouds: Iterable[str]
+                      ) -> dict[tuple[str, str, bool], datetime]:
+    """(cloud, region, from a catalog file) -> the newest observation. A catalog file is
+    dated by its modification time, an API poll by its clock: each source's offers are
+    judged stale against that source's newest, so an old file's rows are not hidden by a
+    fresh API poll of other instance types (nor the other way round)."""
     q = (
-        select(col(OfferSeries.cloud), col(OfferSeries.region), func.max(OfferSeries.last_seen))
+        select(col(OfferSeries.cloud), col(OfferSeries.region), col(OfferSeries.source),
+               func.max(OfferSeries.last_seen))
         .where(col(OfferSeries.cloud).in_(sorted(set(clouds))))
-        .group_by(col(OfferSeries.cloud), col(OfferSeries.region))
+        .group_by(col(OfferSeries.cloud), col(OfferSeries.region), col(OfferSeries.source))
     )
-    return {(c, r): newest for c, r, newest in session.exec(q)}
+    out: dict[tuple[str, str, bool], datetime] = {}
+    for c, r, source, newest in session.exec(q):
+        key = (c, r, _from_catalog(source))
+        if key not in out or newest > out[key]:
+            out[key] = newest
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,6 +167,8 @@ def test_history_plot_and_export_snapshot(tmp_path: Path) -> None:
         "7d",
         "--plot",
         str(png),
+        "--limit",
+        "0",  # every point: the snapshot seeds H100 in some 50 places now
     )
     assert h.returncode == 0, h.stderr
     assert "p5.48xlarge" in h.stdout
@@ -194,13 +196,22 @@ def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> No
     assert set(rtx["sold"]) == {"runpod", "vast"}
     # The cheapest RTX 4090 GPU-hour in the snapshot is Vast.ai's 8x machine at $2.77/h.
     assert rtx["cheapest_on_demand_per_gpu_hour"] == pytest.approx(2.77 / 8)
+    # each cheapest price says whose it is (issue 28: never an od beside another's spot)
+    assert rtx["cheapest_on_demand_cloud"] == "vast" and rtx["cheapest_spot_cloud"] is None
     assert rows["L40"]["sold"] == {} and rows["L40"]["cheapest_spot_per_gpu_hour"] is None
     table = run(tmp_path, "gpus", COLUMNS="80")
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines)
-    assert lines[0].split()[:7] == ["GPU", "GiB", "bf16", "GB/s", "link", "od", "spot"]
-    assert any(line.startswith("B200 ") and "NVL 1800" in line for line in lines)
+    # od / spot name whose price each is (issue 28); at 80 columns the bandwidth and link
+    # columns give way to them (--wide shows every column)
+    assert lines[0].split()[:5] == ["GPU", "GiB", "bf16", "od", "spot"]
+    b200 = next(line for line in lines if line.startswith("B200 "))
+    assert b200.split()[4] in ("aws", "gcp", "lambda", "vast", "nebius", "oci")
+    wide = run(tmp_path, "gpus", "--wide", COLUMNS="80")
+    assert any(line.startswith("B200 ") and "NVL 1800" in line
+               for line in wide.stdout.splitlines())
+    assert "A100 = A100-40GB" in table.stdout
     assert "days old: run `gpuopt prices refresh`" in table.stderr
 
 

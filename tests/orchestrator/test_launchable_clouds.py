@@ -77,3 +77,26 @@ def test_a_dry_run_with_a_server_but_no_usable_cloud_says_so_and_plans_anyway(
     assert got.skipped == skipped
     assert got.clouds == (frozenset({"gcp"}) if skipped is None
                           else frozenset({"aws", "gcp", "azure", "lambda", "runpod", "vast"}))
+
+
+def test_a_catalog_only_cloud_is_placed_only_through_skypilot(tmp_path: Path) -> None:
+    """Nebius is priced from SkyPilot's catalog only: the local executor never places on
+    it (submit and the reconcile loop's re-placement), SkyPilot does when it enables it."""
+    from gpuopt.orchestrator.placement_inputs import executor_clouds
+    from gpuopt.providers.clouds import adapter_cloud_names
+
+    quick = REPO / "deploy" / "examples" / "quickstart.yaml"
+    local = check_runnable(JobFile(quick, quick.read_text(encoding="utf-8")),
+                           load_job_spec(quick, purpose="plan", now=NOW), "local")
+    assert local == frozenset(adapter_cloud_names())
+    spec = load_job_spec(JOB, purpose="plan", now=NOW)
+    job = JobFile(JOB, JOB.read_text(encoding="utf-8"))
+    settings = load_config(env={})
+    assert executor_clouds("local", settings) == frozenset(adapter_cloud_names())
+    assert "nebius" not in adapter_cloud_names()
+    assert executor_clouds("skypilot", settings) is None
+    gcp_only = load_config(env={"GPUOPT_CLOUDS_ENABLED": '["gcp", "nebius"]'})
+    assert executor_clouds("local", gcp_only) == frozenset({"gcp"})
+    world = FakeSkyWorld(tmp_path, enabled=("Nebius", "AWS"))
+    assert check_runnable(job, spec, "skypilot", sky_client=lambda: FakeSkyClient(world)) \
+        == frozenset({"nebius", "aws"})

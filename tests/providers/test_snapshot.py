@@ -29,8 +29,11 @@ def test_snapshot_coverage() -> None:
         # Azure sells no L4; its A10, A100 80GB PCIe and H100 NVL are their own rows.
         "azure": {"T4", "A10", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100", "H100-NVL"},
         "lambda": {"A10", "RTXA6000", "A100-40GB", "A100-80GB", "H100", "B200"},
-        "runpod": {"RTX4090", "A100-80GB-PCIe"},
-        "vast": {"RTX4090", "RTX3090", "H200", "B200", "H100", "RTX4060Ti-16GB"},
+        "runpod": {"RTX4090", "A100-80GB-PCIe", "H100", "H200", "L40S"},
+        "vast": {"RTX4090", "RTX3090", "H200", "B200", "H100", "RTX4060Ti-16GB", "V100"},
+        # clouds priced from SkyPilot's catalog only (issue 28)
+        "nebius": {"H100", "H200", "B200", "L40S"},
+        "oci": {"A100-40GB", "A100-80GB", "H100", "H200", "B200", "L40S"},
     }
     per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in cloud_names()}
     for cloud, gpus in per_cloud.items():
@@ -42,6 +45,8 @@ def test_snapshot_coverage() -> None:
         # no published 1-/3-year rate was read (docs/snapshot_drop_unsourced.py).
         wanted = ([Market.ON_DEMAND, Market.SPOT] if cloud in ("aws", "gcp", "azure")
                   else [Market.ON_DEMAND])
+        if cloud in ("nebius", "oci"):  # their catalogs carry real spot prices
+            wanted = [Market.ON_DEMAND, Market.SPOT]
         for market in Market:
             assert (markets[(cloud, market)] > 0) == (market in wanted), (cloud, market)
     # Issue 18: the newest data-center GPUs and the consumer cards people rent are priced.
@@ -50,18 +55,29 @@ def test_snapshot_coverage() -> None:
     assert any(o.instance_type == "p4de.24xlarge" and o.region == "us-west-2"
                for o in snap.offers)
     aws_spot = [o for o in snap.offers if o.cloud == "aws" and o.market is Market.SPOT]
-    # A zonal AWS spot row names a zone of its region. Rows read from SkyPilot's catalog
-    # are regional (zone None): it keys spot by zone *id*, which maps to a zone name only
-    # per account, and their source says so.
-    assert aws_spot and all(o.zone.startswith(o.region) for o in aws_spot if o.zone)
+    # A zonal AWS spot row names a zone of its region, or a zone *id* as SkyPilot's
+    # catalog keys them (which maps to a zone name only per account; its source says
+    # so). The older regional medians say they are medians over zone ids.
+    assert aws_spot
     for o in aws_spot:
         if o.zone is None:
             assert "zone ids to zone names" in snap.sources[o.key], o.key
+        elif not o.zone.startswith(o.region):
+            assert "availability-zone id" in snap.sources[o.key], o.key
+    # Issue 28: spot per zone where the catalog prices zones apart, and the new machines.
+    zones = {o.zone for o in aws_spot if o.instance_type == "p5.48xlarge"
+             and o.region == "us-east-1"}
+    assert len(zones) >= 4
+    assert any(o.instance_type == "p5.4xlarge" for o in snap.offers)
+    assert any(o.instance_type == "a4-highgpu-8g" and o.gpu == "B200" for o in snap.offers)
     # The new instances have spot rows (issue 18), and p4de.24xlarge both markets in us-west-2.
     spot_types = {(o.instance_type, o.region) for o in aws_spot}
     for itype in ("p5en.48xlarge", "p6-b200.48xlarge", "p4de.24xlarge"):
         assert {(itype, "us-east-1"), (itype, "us-west-2")} <= spot_types, itype
     assert ("p5e.48xlarge", "us-west-2") in spot_types
+    # Issue 28: every region of the catalog rows read, not 2-3 per cloud.
+    regions = Counter(o.cloud for o in {(o.cloud, o.region): o for o in snap.offers}.values())
+    assert regions["aws"] >= 12 and regions["gcp"] >= 15 and regions["lambda"] >= 17
     p4de_west = {o.market for o in snap.offers
                  if (o.instance_type, o.region) == ("p4de.24xlarge", "us-west-2")}
     assert {Market.ON_DEMAND, Market.SPOT} <= p4de_west
@@ -144,7 +160,28 @@ def test_no_reserved_row_without_a_published_rate() -> None:
 
 def test_document_round_trips() -> None:
     snap = load_snapshot()
-    text = snapshot_document(snap.offers, snap.as_of, snap.sources, note="n")
+    text = snapshot_document(snap.offers, snap.sources, note="n")
     again = load_snapshot(text)
     assert sorted(again.offers, key=lambda o: o.key) == sorted(snap.offers, key=lambda o: o.key)
     assert dict(again.sources) == dict(snap.sources)
+    assert (again.as_of, again.newest) == (snap.as_of, snap.newest)
+
+
+def test_each_price_is_dated_by_its_own_source() -> None:
+    """Issue 28: not one date for all. A price read from a catalog file on 2026-12-03 is
+    that old; a pricing-page figure keeps the page's date; the label carries the date."""
+    snap = load_snapshot()
+    dates = {o.observed_at.date() for o in snap.offers}
+    assert len(dates) > 1 and snap.as_of == min(dates) and snap.newest == max(dates)
+    for o in snap.offers:
+        assert o.observed_at.date().isoformat() in snap.sources[o.key], o.key
+
+
+def test_a_format_1_document_still_loads() -> None:
+    old = ('{"format": 1, "as_of": "2025-06-15", "columns": ["cloud", "region", "zone", '
+           '"instance_type", "market", "price_per_hour", "source"], "sources": {"s1": "page"},'
+           ' "instances": {"aws:g5.xlarge": {"gpu": "A10G", "gpu_count": 1, '
+           '"gpu_memory_gib": 22.35, "vcpus": 4, "ram_gib": 16}}, "prices": [["aws", '
+           '"us-east-1", null, "g5.xlarge", "on-demand", "1.006", "s1"]]}')
+    snap = load_snapshot(old)
+    assert [o.observed_at.date() for o in snap.offers] == [date(2025, 6, 15)]

@@ -9,7 +9,7 @@ import pytest
 
 from gpuopt.orchestrator.config import ConfigError, ExecutorKind, Settings, load_config
 from gpuopt.orchestrator.config.render import MASK, starter_text, to_toml
-from gpuopt.providers.clouds import cloud_names
+from gpuopt.providers.clouds import adapter_cloud_names
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -69,7 +69,7 @@ ml = ["a@example.com"]
 def test_executor_auto_is_local_without_clouds() -> None:
     s = Settings()
     assert s.executor.resolved(s.clouds) is ExecutorKind.LOCAL
-    assert s.clouds.poll_clouds() == cloud_names()  # every registered cloud
+    assert s.clouds.poll_clouds() == adapter_cloud_names()  # every cloud with an adapter
 
 
 def test_env_overrides_file(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_starter_file_parses_and_every_example_key_is_valid() -> None:
 def test_preemption_rates_partial_table_keeps_other_defaults(tmp_path: Path) -> None:
     f = write(tmp_path, "[placement.preemption_rates]\ngcp = 0.2\n")
     rates = load_config(f, env={}).placement.preemption_rates
-    assert rates == {"aws": 0.05, "gcp": 0.2, "azure": 0.08,
-                     "lambda": 0.1, "runpod": 0.3, "vast": 0.3}
+    assert rates == {"aws": 0.05, "gcp": 0.2, "azure": 0.08, "lambda": 0.1,
+                     "runpod": 0.3, "vast": 0.3, "nebius": 0.1, "oci": 0.08, "cudo": 0.1}
     with pytest.raises(ConfigError, match="between 0 and 1"):
         load_config(write(tmp_path, "[placement.preemption_rates]\naws = 3\n"), env={})

@@ -54,6 +54,9 @@ class Recorder:
     def poll(self, cloud: str) -> None:
         self._may(f"poll {cloud}")
 
+    def poll_catalog(self) -> None:
+        self._may("poll skypilot-catalog")
+
     def report_tick(self) -> None:
         self._may("report")
 

@@ -20,6 +20,9 @@ class FakeTasks:
     def poll(self, cloud: str) -> None:
         self.calls.append(("poll", (cloud,)))
 
+    def poll_catalog(self) -> None:
+        self.calls.append(("poll-catalog", ()))
+
     def reconcile(self) -> None:
         self.calls.append(("reconcile", ()))
 

@@ -1,0 +1,116 @@
+"""Broaden the embedded snapshot from SkyPilot's catalog files (issue 28).
+
+Run from the repository root: ``python docs/snapshot_from_catalogs.py`` (default input:
+the recorded rows in ``docs/snapshot_catalogs/v8``, see its README for what was read) or
+``python docs/snapshot_from_catalogs.py --catalog-dir ~/.sky/catalogs/v8`` on a full
+catalog directory. Idempotent.
+
+Every row is parsed by gpuopt's own catalog reader (providers/skypilot_catalog/parse.py:
+GPUs in the hardware table, spot only where below on-demand, GCP host + accelerator rows
+added up, zones kept where their prices differ, AWS spot per zone). A row read here
+replaces the snapshot's row for the same cloud/region/zone/instance type/market (the
+newer source wins); an AWS regional spot median the old builders wrote
+(docs/snapshot_catalog_spot_rows.py) goes where the same instance type and region now
+have per-zone rows. Every other row stays as it was.
+
+Each source keeps its own date (snapshot format 2): the date in its label ("as of
+2025-06-15" for a pricing page, "read 2026-12-03" for a catalog file). The catalog
+repository's commits carry dates this machine could not read offline, so a catalog row
+is dated by the day it was read.
+
+Size budget: the snapshot stays under 400 KB of JSON (``gpuopt --help`` never reads
+it; ``plan`` parses it once per run, see benchmarks/plan_bench.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from gpuopt.providers.clouds import get_cloud
+from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.skypilot_catalog.files import catalog_files
+from gpuopt.providers.skypilot_catalog.parse import parse_catalog
+from gpuopt.providers.snapshot import load_snapshot, snapshot_document
+
+REPO = Path(__file__).resolve().parents[1]
+PATH = REPO / "providers" / "snapshot_data.json"
+RECORDED = REPO / "docs" / "snapshot_catalogs" / "v8"
+READ = "2026-12-03"
+BUDGET_BYTES = 400_000
+# The commit each recorded file was read at (docs/snapshot_catalogs/README.md).
+COMMITS = {"aws": "00148f2a", "gcp": "006059e0", "lambda": "0f407038", "runpod": "01acdfd4",
+           "vast": "01b8cdda", "nebius": "0082b043", "oci": "05887511", "cudo": "113567a7"}
+NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no price history "
+        "yet. Each price names the public list or SkyPilot catalog file it was read from, "
+        "dated by that source (docs/prices.md); a figure gpuopt could not read from a "
+        "published source is left out. `gpuopt prices refresh` (the clouds' APIs, or "
+        "--source skypilot-catalog) replaces them with current prices.")
+_DATED = re.compile(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b")
+
+
+def _label(cloud: str, offer: Offer, commit: str | None) -> str:
+    where = f"commit {commit}" if commit else "a local copy"
+    column = "SpotPrice" if offer.market is Market.SPOT else "on-demand Price"
+    text = (f"SkyPilot catalog skypilot-org/skypilot-catalog catalogs/v8/{cloud}/vms.csv "
+            f"({where}), {column} column, read {READ}")
+    if cloud == "gcp":
+        text += "; host row + accelerator row, as SkyPilot adds them"
+    if cloud == "aws" and offer.zone:
+        text += ("; per availability-zone id (SkyPilot keys AWS zones by id; an account maps "
+                 "ids to its own zone names, so SkyPilot is pinned to the region unless its "
+                 "az_mappings file names the zone)")
+    if not get_cloud(cloud).regional_prices:
+        text += "; one price for every data centre"
+    return text
+
+
+def _dated(offer: Offer, text: str, fallback: date) -> Offer:
+    m = _DATED.search(text)
+    day = date.fromisoformat(m.group(1)) if m else fallback
+    return replace(offer, observed_at=datetime(day.year, day.month, day.day, tzinfo=UTC))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--catalog-dir", type=Path, default=RECORDED)
+    args = ap.parse_args()
+    recorded = args.catalog_dir.resolve() == RECORDED.resolve()
+    snap = load_snapshot()
+    read_at = datetime.fromisoformat(READ).replace(tzinfo=UTC)
+    new: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
+    files, notes = catalog_files(args.catalog_dir)
+    for note in notes:
+        print(note)
+    for f in files:
+        parsed = parse_catalog(get_cloud(f.cloud), f.path.read_text(encoding="utf-8"),
+                               str(f.path), read_at, "snapshot")
+        for o in parsed.offers:
+            new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
+        print(f"{f.cloud}: {len(parsed.offers)} offers from {parsed.rows} rows")
+    zonal_spot = {(o.cloud, o.region, o.instance_type) for o, _t in new.values()
+                  if o.market is Market.SPOT and o.zone}
+    offers: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
+    for o in snap.offers:
+        if o.key in new:
+            continue
+        if o.market is Market.SPOT and o.zone is None and \
+                (o.cloud, o.region, o.instance_type) in zonal_spot:
+            continue  # a regional median where the zones are now priced one by one
+        offers[o.key] = (o, snap.sources[o.key])
+    offers.update(new)
+    dated = [_dated(o, text, snap.as_of) for o, text in offers.values()]
+    sources = {o.key: text for o, text in offers.values()}
+    text = snapshot_document(dated, sources, NOTE)
+    if len(text.encode()) > BUDGET_BYTES:
+        raise SystemExit(f"snapshot {len(text.encode()):,} bytes is over the "
+                         f"{BUDGET_BYTES:,}-byte budget")
+    PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {len(dated)} prices ({len(text.encode()):,} bytes) to {PATH}")
+
+
+if __name__ == "__main__":
+    main()
