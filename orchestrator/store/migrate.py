@@ -72,13 +72,33 @@ def upgrade_if_needed(engine: Engine) -> None:
 
     from gpuopt.orchestrator.store.migrations import HEAD
 
-    if current_revision(engine) == HEAD:
+    found = current_revision(engine)
+    if found == HEAD:
         return
+    if found is not None:
+        refuse_unknown_revision(engine, found)
     with engine.connect() as conn:
         _lock_schema(conn)
         if _revision_on(conn) != HEAD:  # another process may have upgraded meanwhile
             command.upgrade(alembic_config(engine, conn), "head")
         conn.commit()
+
+
+def refuse_unknown_revision(engine: Engine, revision: str) -> None:
+    """A schema this release has no migration for was written by a newer gpuopt (or
+    another branch's): refuse it plainly (exit 2), never Alembic's traceback, and never
+    touch it."""
+    from alembic.script import ScriptDirectory
+
+    from gpuopt.core.errors import UserError
+
+    known = {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if revision not in known:
+        where = engine.url.render_as_string(hide_password=True)
+        raise UserError(
+            f"the database {where} is at schema revision {revision!r}, which this gpuopt "
+            f"does not know: a newer gpuopt wrote it; upgrade gpuopt, or set "
+            f"database.url (GPUOPT_DATABASE_URL) to another database", exit_code=2)
 
 
 def script_head() -> str | None:

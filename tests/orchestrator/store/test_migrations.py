@@ -60,3 +60,28 @@ def test_open_if_exists_does_not_create(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
     assert open_store_if_exists(f"sqlite:///{db}") is None
     assert not db.exists()
+
+
+def test_a_schema_from_a_newer_gpuopt_is_refused_plainly(db_url: str) -> None:
+    """Seen when two branches shared one default store: a revision this release has no
+    file for made every command end in Alembic's traceback. Now: exit 2, what to do, and
+    the database left as it was."""
+    import pytest
+
+    from gpuopt.core.errors import UserError
+
+    store = open_store(db_url)
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0999_from_the_future'"))
+    store.close()
+    with pytest.raises(UserError) as err:
+        open_store(db_url)
+    assert err.value.exit_code == 2
+    assert "schema revision '0999_from_the_future', which this gpuopt does not know" in str(
+        err.value)
+    assert "upgrade gpuopt" in str(err.value)
+    engine = sa.create_engine(db_url)
+    try:
+        assert current_revision(engine) == "0999_from_the_future"  # untouched
+    finally:
+        engine.dispose()
