@@ -93,6 +93,16 @@ def executor_clouds(executor: str, settings: Settings) -> frozenset[str] | None:
     return local & enabled if enabled is not None else local
 
 
+def executor_regions(executor: str) -> dict[str, frozenset[str]] | None:
+    """Per cloud, the regions ``executor`` can launch in where it narrows them (SkyPilot:
+    the AWS regions of the account's zone mapping); None: any region of any cloud."""
+    if executor != "skypilot":
+        return None
+    from gpuopt.jobs.executors.sky_catalog import launchable_regions
+
+    return launchable_regions() or None
+
+
 def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
     from gpuopt.orchestrator.prices.current import current_offers_with_source
 
@@ -225,7 +235,8 @@ def decide_placement(
                       holding=holding_of(held, tick.now))
     ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
                             calibration=calibration,
-                            clouds=executor_clouds(job.executor, settings))
+                            clouds=executor_clouds(job.executor, settings),
+                            regions_by_cloud=executor_regions(job.executor))
     held_price = (from_micros(held.price_per_hour_micros)
                   if held is not None and held.price_per_hour_micros is not None else None)
     planned = plan_next_attempt(spec, tick.index, ctx, so_far, held_price)

@@ -120,18 +120,21 @@ def check_executor(sub: Submission, kind: str, drill: tuple[float, ...] = (), *,
 
 def plan_job(sub: Submission, settings: Settings, store: Store | None, now: datetime,
              launchable: frozenset[str] | None = None, top: int = 5, *,
-             hint_nodes: bool = False) -> PlannedJob:
+             hint_nodes: bool = False, executor: str = "local") -> PlannedJob:
     """The plan on the prices of ``now``, within the executor's clouds (``launchable``,
-    narrowed to ``[clouds] enabled`` when that is set). ``hint_nodes``: also say whether
-    more nodes would pay (plans the job twice)."""
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    narrowed to ``[clouds] enabled`` when that is set) and the regions it can launch in
+    (SkyPilot: the account's AWS regions). ``hint_nodes``: also say whether more nodes
+    would pay (plans the job twice)."""
+    from gpuopt.orchestrator.placement_inputs import executor_regions, plan_spec
 
+    regions = executor_regions(executor)
     if launchable is None:
-        return plan_spec(sub.spec, settings, store, now, top=top, hint_nodes=hint_nodes)
+        return plan_spec(sub.spec, settings, store, now, top=top, hint_nodes=hint_nodes,
+                         regions_by_cloud=regions)
     enabled = settings.clouds.enabled
     clouds = launchable & frozenset(enabled) if enabled else launchable
     return plan_spec(sub.spec, settings, store, now, top=top, hint_nodes=hint_nodes,
-                     clouds=clouds)
+                     clouds=clouds, regions_by_cloud=regions)
 
 
 def require_fit(sub: Submission, planned: PlannedJob) -> None:

@@ -92,6 +92,10 @@ class PlacementContext:
     # The clouds this installation can launch on ([clouds] enabled; at a SkyPilot submit,
     # also what SkyPilot has enabled), narrowing the job's own resources.clouds. None: all.
     clouds: frozenset[str] | None = None
+    # Within a cloud, the regions the executor can launch in (SkyPilot drops the AWS
+    # regions missing from the account's zone mapping, e.g. opt-in regions not enabled);
+    # a cloud not named here: any region.
+    regions_by_cloud: Mapping[str, frozenset[str]] | None = None
     # measured records (finished attempts, imports): estimates use them where they apply
     calibration: Calibration | None = None
     # Leave out spot that cannot absorb one preemption before the deadline. Off for jobs
@@ -398,12 +402,15 @@ def offer_filter(spec: JobSpec, ctx: PlacementContext) -> tuple[Callable[[Offer]
     min_reliability = spec.resources.min_host_reliability
     verified_only = spec.resources.verified_hosts_only
 
+    launchable = ctx.regions_by_cloud or {}
+
     def allowed(o: Offer) -> bool:
         return (o.cloud in clouds and (regions is None or o.region in regions)
+                and (o.cloud not in launchable or o.region in launchable[o.cloud])
                 and host_acceptable(o, min_reliability, verified_only))
 
     everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
-                  and min_reliability is None and not verified_only)
+                  and not launchable and min_reliability is None and not verified_only)
     return allowed, everywhere
 
 

@@ -344,6 +344,20 @@ def _aws_zone_ids(root: Path) -> dict[str, str]:
             if r.get("AvailabilityZoneName") and r.get("AvailabilityZone")}
 
 
+def launchable_regions(root: Path | None = None) -> dict[str, frozenset[str]]:
+    """Per cloud, the regions SkyPilot can launch in for this account, where SkyPilot
+    says so: AWS, the regions of the zones in its newest ``aws/az_mappings-*.csv``
+    (SkyPilot joins its catalog on that mapping, so a region without zones there, an
+    opt-in region the account has not enabled, is "Invalid region" to it). Empty
+    without a mapping: then SkyPilot itself keeps every region of its catalog."""
+    import re
+
+    names = _aws_zone_ids(root or catalog_root())
+    region_of = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
+    regions = {m.group(1) for name in names if (m := region_of.match(name))}
+    return {"aws": frozenset(regions)} if regions else {}
+
+
 def aws_zone_name(zone_id: str, root: Path | None = None) -> str | None:
     """This account's name of an AWS zone id (use1-az2 -> us-east-1c), from the mapping
     SkyPilot wrote with the account's credentials; None without one."""

@@ -81,7 +81,7 @@ def _submit(ctx: ApiContext, user: User, root: Path, text: str, shown: str,
         raise HTTPException(403, f"--executor {kind}: this server runs members' jobs on "
                             f"{default}; only an admin may choose another executor")
     launchable = check_executor(sub, kind)
-    planned = plan_job(sub, settings, ctx.store, now, launchable)
+    planned = plan_job(sub, settings, ctx.store, now, launchable, executor=kind)
     title = sub.spec.name or job.path.name
     plan_text = rendered(lambda c: print_plan(title, planned, now=now, console=c), width)
     require_fit(sub, planned)

@@ -95,7 +95,8 @@ def submit(
         launchable, sky_skipped = asked.clouds, asked.skipped
     store = (open_store_if_exists if dry_run else open_store)(settings.database.url)
     try:
-        planned = plan_job(sub, settings, store, now, launchable, hint_nodes=True)
+        planned = plan_job(sub, settings, store, now, launchable, hint_nodes=True,
+                           executor=kind)
         print_plan(spec_name(sub.spec, job_file), planned)
         from gpuopt.orchestrator.cli.console import err_console
         from gpuopt.orchestrator.cli.gpu_names import bare_gpu_notes
