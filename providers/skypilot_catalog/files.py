@@ -22,17 +22,25 @@ from gpuopt.providers.skypilot_catalog.source import FILE_NAME, source_label
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
+# SkyPilot's catalog schema version (sky.skylet.constants.CATALOG_SCHEMA_VERSION in the
+# pinned release; a test checks the two agree). Read without importing SkyPilot: every
+# call into SkyPilot goes through jobs/executors/sky_sdk.py, above this layer.
+CATALOG_SCHEMA_VERSION = "v8"
+
+
 def default_catalog_dir() -> Path:
-    """The directory the installed SkyPilot reads its catalog from; UserError (exit 2)
-    without SkyPilot (then --catalog-dir is needed)."""
-    try:
-        from sky.skylet import constants, runtime_utils
-    except ImportError:
+    """The directory the installed SkyPilot reads its catalog from (``$SKY_RUNTIME_DIR``
+    or ``~``, then .sky/catalogs/<version>, as SkyPilot's runtime_utils does); UserError
+    (exit 2) without SkyPilot (then --catalog-dir is needed)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("sky") is None:
         raise UserError("SkyPilot is not installed, so there is no default catalog "
                         "directory: pass --catalog-dir (a directory of <cloud>/vms.csv "
-                        "files) or set [prices] catalog_dir", exit_code=2) from None
-    return Path(runtime_utils.get_runtime_dir_path(
-        f".sky/catalogs/{constants.CATALOG_SCHEMA_VERSION}"))
+                        "files) or set [prices] catalog_dir", exit_code=2)
+    base = Path(os.path.expanduser(os.environ.get("SKY_RUNTIME_DIR", "~")))
+    return base / ".sky" / "catalogs" / CATALOG_SCHEMA_VERSION
 
 
 @dataclass(frozen=True, slots=True)
