@@ -13,14 +13,26 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobEventRow, JobRow
 
 
-def load_job(store: Store, job_id: str) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
-    """A job (by id or unique prefix; UserError exit 2 when none), attempts, events."""
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
+NO_JOB_YET = "no job yet: submit one with `gpuopt submit JOB.yaml`"
+
+
+def load_job(store: Store, job_id: str | None, with_events: bool = True,
+             ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
+    """A job (by id or unique prefix; None: the newest submitted; UserError exit 2 when
+    none), its attempts and, if asked, its events."""
+    from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job, list_jobs
 
     with store.session() as session:
-        job = find_job(session, job_id)
+        if job_id is None:
+            newest = list_jobs(session, limit=1)
+            if not newest:
+                raise UserError(NO_JOB_YET, exit_code=2)
+            job = newest[-1]
+        else:
+            job = find_job(session, job_id)
         attempts = attempts_of(session, [job.id])[job.id]
-        events = events_of(session, job.id)
+        events = events_of(session, job.id) if with_events else []
     return job, attempts, events
 
 

@@ -38,9 +38,10 @@ def _open(config: Path | None) -> Store | None:
 
 def _no_job(job_id: str | None) -> Exception:
     from gpuopt.core.errors import UserError
+    from gpuopt.orchestrator.job_status import NO_JOB_YET
 
     if job_id is None:
-        return UserError("no job yet: submit one with `gpuopt submit JOB.yaml`", exit_code=2)
+        return UserError(NO_JOB_YET, exit_code=2)
     return UserError(f"no job {job_id!r}: see `gpuopt jobs` for the ids", exit_code=2)
 
 
@@ -49,25 +50,15 @@ def _load_job(
 ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
     """A job (by id or unique prefix; None: the newest submitted), its attempts and, if
     asked, its events."""
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job, list_jobs
+    from gpuopt.orchestrator.job_status import load_job
 
     store = _open(config)
     if store is None:
         raise _no_job(job_id)
     try:
-        with store.session() as session:
-            if job_id is None:
-                newest = list_jobs(session, limit=1)
-                if not newest:
-                    raise _no_job(None)
-                job = newest[-1]
-            else:
-                job = find_job(session, job_id)
-            attempts = attempts_of(session, [job.id])[job.id]
-            events = events_of(session, job.id) if with_events else []
+        return load_job(store, job_id, with_events)
     finally:
         store.close()
-    return job, attempts, events
 
 
 def jobs(
@@ -94,10 +85,8 @@ def jobs(
 
         remote_cmds.jobs(remote, status, owner, team, limit, wide, as_json)
         return
-    import json
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
 
@@ -113,11 +102,21 @@ def jobs(
             store.close()
         now = datetime.now(UTC)
         views = [job_view(j, attempts[j.id], now) for j in rows]
+    show_jobs(views, as_json, wide,
+              filtered=bool(statuses) or owner is not None or team is not None)
+
+
+def show_jobs(views: list[dict[str, Any]], as_json: bool, wide: bool, *,
+              filtered: bool) -> None:
+    """The job list as JSON or a table (local and remote alike); an empty one says why."""
+    import json
+
+    from gpuopt.orchestrator.cli.console import out_console
+
     if as_json:
         typer.echo(json.dumps(views, indent=2))
         return
     if not views:
-        filtered = statuses or owner is not None or team is not None
         out_console().print("no jobs match these filters" if filtered
                             else "no jobs yet: `gpuopt submit job.yaml`")
         return
@@ -182,16 +181,17 @@ def status(
     from datetime import UTC, datetime
 
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.job_status import status_view
+    from gpuopt.orchestrator.job_status import load_job, status_view
 
     settings = load_config(config)
-    job, attempts, events = _load_job(job_id, config, with_events=True)
     store = _open(config)
-    try:
+    if store is None:
+        raise _no_job(job_id)
+    try:  # one store for the job and its view
+        job, attempts, events = load_job(store, job_id)
         view = status_view(store, settings, job, attempts, events, datetime.now(UTC))
     finally:
-        if store is not None:
-            store.close()
+        store.close()
     if as_json:
         typer.echo(json.dumps(view, indent=2))
         return

@@ -28,21 +28,13 @@ def _width() -> int:
 
 def jobs(r: Remote, status: list[str] | None, owner: str | None, team: str | None,
          limit: int, wide: bool, as_json: bool) -> None:
-    from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.cli.jobs_cmd import _statuses, print_jobs
+    from gpuopt.orchestrator.cli.jobs_cmd import _statuses, show_jobs
 
     statuses = _statuses(status)  # refused here as locally (exit 2)
     views = r.json("GET", "/jobs", params={"status": statuses, "owner": owner, "team": team,
                                            "limit": limit})
-    if as_json:
-        typer.echo(json.dumps(views, indent=2))
-        return
-    if not views:
-        filtered = statuses or owner is not None or team is not None
-        out_console().print("no jobs match these filters" if filtered
-                            else "no jobs yet: `gpuopt submit job.yaml`")
-        return
-    print_jobs(out_console(), views, wide=wide)
+    show_jobs(views, as_json, wide,
+              filtered=bool(statuses) or owner is not None or team is not None)
 
 
 def newest_job_id(r: Remote, job_id: str | None) -> str:
