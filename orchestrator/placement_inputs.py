@@ -19,7 +19,7 @@ to the placement policy:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -164,6 +164,9 @@ class TickInputs:
     observed: Mapping[Place, tuple[int, float]]
     recent: tuple[tuple[int, str, Place, datetime], ...]  # (attempt id, executor, place, at)
     since: datetime  # the avoid window's start
+    # per executor kind, the regions it can launch in where it narrows them (read once
+    # per step: SkyPilot's AWS zone mapping); absent: any region
+    regions: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
 
     def preemptions_for(self, executor: str, attempts: Sequence[AttemptRow]
                         ) -> list[tuple[Place, datetime]]:
@@ -186,7 +189,9 @@ def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInp
         observed = observed_preemptions(session, now)
         recent = tuple(recent_preemptions(session, since))
     index, _source, _as_of, _count = load_index(store)
-    return TickInputs(now, index, observed, recent, since)
+    sky = executor_regions("skypilot")
+    return TickInputs(now, index, observed, recent, since,
+                      {"skypilot": sky} if sky is not None else {})
 
 
 def holding_of(a: AttemptRow | None, now: datetime) -> Holding:
@@ -236,7 +241,7 @@ def decide_placement(
     ctx = placement_context(settings, tick.now, job.deadline_at, tick.observed, top=5,
                             calibration=calibration,
                             clouds=executor_clouds(job.executor, settings),
-                            regions_by_cloud=executor_regions(job.executor))
+                            regions_by_cloud=tick.regions.get(job.executor))
     held_price = (from_micros(held.price_per_hour_micros)
                   if held is not None and held.price_per_hour_micros is not None else None)
     planned = plan_next_attempt(spec, tick.index, ctx, so_far, held_price)

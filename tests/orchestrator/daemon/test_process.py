@@ -52,6 +52,10 @@ def healthy(port: int) -> dict[str, object] | None:
     return json.loads(body) if code == 200 else None
 
 
+def as_leader(body: dict[str, object] | None) -> dict[str, object] | None:
+    return body if body is not None and body["role"] == "leader" else None
+
+
 def task_runs(port: int, task: str) -> float:
     return scrape(port).get(("gpuopt_daemon_task_runs_total", (("task", task),)), 0.0)
 
@@ -100,8 +104,9 @@ def test_metrics_and_healthz_answer_and_json_logs(
     log = tmp_path / "daemon.log"
     proc = start_daemon(daemon_env(tmp_path, db, port), log, "--log-format", "json")
     procs.append(proc)
-    body = wait_for(lambda: healthy(port), 30, "/healthz")
-    assert isinstance(body, dict) and body["role"] == "leader"
+    # /healthz answers "starting" until the daemon holds the lease: wait for "leader"
+    body = wait_for(lambda: as_leader(healthy(port)), 30, "/healthz with role leader")
+    assert isinstance(body, dict) and body["status"] == "ok"
     wait_for(lambda: task_runs(port, "reconcile") >= 2, 30, "two reconcile runs")
     metrics = scrape(port)
     assert metrics[("gpuopt_daemon_leader", ())] == 1.0
