@@ -72,7 +72,7 @@ def test_second_daemon_on_one_sqlite_file_refuses_with_exit_2(
     port = free_port()
     first = start_daemon(daemon_env(tmp_path, db, port), tmp_path / "first.log")
     procs.append(first)
-    wait_for(lambda: healthy(port), 30, "the first daemon's /healthz")
+    wait_for(lambda: as_leader(healthy(port)), 30, "the first daemon to lead")
     second = subprocess.run(
         gpuopt_cmd("daemon", "run"), env=daemon_env(tmp_path, db, free_port()),
         capture_output=True, text=True, timeout=60,
