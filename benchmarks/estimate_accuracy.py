@@ -21,7 +21,7 @@ from gpuopt.jobs.corpus_files import load_corpus
 from gpuopt.jobs.estimate import scoring
 from gpuopt.jobs.estimate.corpus import sources
 
-FITTED = Path(__file__).resolve().parent.parent / "jobs" / "estimate" / "fitted.py"
+FITTED = Path(__file__).resolve().parent.parent / "gpuopt" / "jobs" / "estimate" / "fitted.py"
 
 
 def _pct(x: float | None) -> str:

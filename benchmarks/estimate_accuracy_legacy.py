@@ -99,4 +99,4 @@ def main(directory: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "jobs/estimate/measurements"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "gpuopt/jobs/estimate/measurements"))

@@ -31,7 +31,7 @@ from pathlib import Path
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 
-PATH = Path(__file__).resolve().parents[1] / "providers" / "snapshot_data.json"
+PATH = Path(__file__).resolve().parents[1] / "gpuopt" / "providers" / "snapshot_data.json"
 READ = "2026-12-01"
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 
-PATH = Path(__file__).resolve().parents[1] / "providers" / "snapshot_data.json"
+PATH = Path(__file__).resolve().parents[1] / "gpuopt" / "providers" / "snapshot_data.json"
 DERIVED = ("estimate", "illustrative", "approximate")
 NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no price "
         "history yet. Each price names the public list or catalog file it was read from and "

@@ -37,7 +37,7 @@ from gpuopt.providers.skypilot_catalog.parse import parse_catalog
 from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 
 REPO = Path(__file__).resolve().parents[1]
-PATH = REPO / "providers" / "snapshot_data.json"
+PATH = REPO / "gpuopt" / "providers" / "snapshot_data.json"
 RECORDED = REPO / "docs" / "snapshot_catalogs" / "v8"
 READ = "2026-12-03"
 BUDGET_BYTES = 400_000

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+PKG = REPO / "gpuopt"  # the layers, as real files (the root's folders are links into it)
 LAYERS = ("core", "providers", "jobs", "policies", "orchestrator")
 
 # Modules a pure decision never imports (stdlib I/O, clocks, randomness, the store).
@@ -29,6 +30,11 @@ IMPURE_CALLS = {
     "open", "input", "print", "now", "utcnow", "today", "time", "monotonic", "perf_counter",
     "read_text", "read_bytes", "write_text", "write_bytes", "getenv", "system", "urlopen",
 }
+
+
+def _folder(name: str) -> Path:
+    """A layer's folder (``jobs/estimate``) in the package, any other from the root."""
+    return (PKG if name.split("/")[0] in LAYERS else REPO) / name
 
 
 def _python_files(folder: Path) -> Iterator[Path]:
@@ -60,7 +66,7 @@ def _impurities(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("folder", ["policies", "core", "jobs/estimate"])
 def test_decisions_estimates_and_shared_values_are_pure(folder: str) -> None:
-    found = [f for p in _python_files(REPO / folder) for f in _impurities(p)]
+    found = [f for p in _python_files(_folder(folder)) for f in _impurities(p)]
     assert found == []
 
 
@@ -81,7 +87,7 @@ def test_the_purity_check_sees_what_it_forbids(tmp_path: Path) -> None:
 @pytest.mark.parametrize("folder", [*LAYERS, "tests", "benchmarks", "docs"])
 def test_nothing_imports_a_layer_by_its_bare_name(folder: str) -> None:
     bare: list[str] = []
-    for path in _python_files(REPO / folder):
+    for path in _python_files(_folder(folder)):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
             mods: list[str] = []
@@ -105,7 +111,7 @@ def test_the_package_is_real_files_and_the_root_links_into_it() -> None:
     links = [ln.split("\t")[1] for ln in tracked.stdout.splitlines() if ln.startswith("120000")]
     assert links == [], "symlinks inside the package"
     for layer in LAYERS:
-        real = REPO / "gpuopt" / layer
+        real = PKG / layer
         assert real.is_dir() and not real.is_symlink(), layer
         assert (real / "__init__.py").is_file(), layer
         root = REPO / layer
@@ -114,7 +120,7 @@ def test_the_package_is_real_files_and_the_root_links_into_it() -> None:
 
 
 # -- the store boundary: every query lives in orchestrator/store/ -----------------------
-STORE = REPO / "orchestrator" / "store"
+STORE = PKG / "orchestrator" / "store"
 SQL_MODULES = {"sqlalchemy", "sqlmodel", "psycopg", "sqlite3", "alembic"}
 # Calls that run a query or change rows through a session or connection.
 QUERY_CALLS = {"execute", "exec", "scalar", "scalars", "query", "add", "add_all", "get",
@@ -153,8 +159,8 @@ def _store_leaks(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_every_query_lives_in_the_store(layer: str) -> None:
-    found = [f"{p.relative_to(REPO)}: {f}" for p in _python_files(REPO / layer)
-             if STORE not in p.parents and str(p.relative_to(REPO)) not in SQL_ALLOWED
+    found = [f"{p.relative_to(PKG)}: {f}" for p in _python_files(PKG / layer)
+             if STORE not in p.parents and str(p.relative_to(PKG)) not in SQL_ALLOWED
              for f in _store_leaks(p)]
     assert found == []
 

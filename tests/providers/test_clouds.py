@@ -23,7 +23,7 @@ from gpuopt.providers.clouds import CLOUDS, Cloud, cloud_names
 
 REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("core", "providers", "jobs", "policies", "orchestrator")
-REGISTRY = REPO / "providers" / "clouds.py"
+REGISTRY = REPO / "gpuopt" / "providers" / "clouds.py"
 
 
 def _hand_spelled(path: Path, names: frozenset[str]) -> list[str]:
@@ -155,7 +155,7 @@ def test_registry_entries_are_complete() -> None:
         assert entry.chart_color.startswith("#") and len(entry.chart_color) == 7
         assert 0 < entry.default_preemptions_per_hour <= 1
         if entry.has_adapter:
-            assert (REPO / "providers" / entry.adapter_module.rsplit(".", 1)[-1]).is_dir()
+            assert (REPO / "gpuopt" / "providers" / entry.adapter_module.rsplit(".", 1)[-1]).is_dir()
         else:  # priced from SkyPilot's catalog only: its columns must be known
             assert entry.skypilot_catalog_columns and not entry.adapter_class
     assert replace(CLOUDS["aws"], skypilot_catalog_columns=()).skypilot_zonal is False

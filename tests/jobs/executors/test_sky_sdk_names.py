@@ -22,7 +22,7 @@ from gpuopt.jobs.executors import sky_errors, sky_sdk
 pytest.importorskip("sky", reason="SkyPilot is not installed (the skypilot extra)")
 
 REPO = Path(__file__).resolve().parents[3]
-ADAPTER = REPO / "jobs" / "executors" / "sky_sdk.py"
+ADAPTER = REPO / "gpuopt" / "jobs" / "executors" / "sky_sdk.py"
 PACKAGES = ("core", "jobs", "policies", "orchestrator", "providers", "gpuopt")
 
 

@@ -129,7 +129,7 @@ def test_the_parser_is_pure_and_ships_alone() -> None:
 
     from tests.test_layers import _impurities
 
-    path = Path(__file__).resolve().parents[3] / "jobs" / "telemetry" / "parse.py"
+    path = Path(__file__).resolve().parents[3] / "gpuopt" / "jobs" / "telemetry" / "parse.py"
     assert _impurities(path) == []
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {

@@ -226,7 +226,7 @@ def test_tables_helper_never_cuts_even_when_too_narrow() -> None:
 
 def test_every_cli_table_goes_through_the_helper() -> None:
     """No command builds a rich Table itself (the helper is what keeps numbers whole)."""
-    cli = Path(__file__).resolve().parents[3] / "orchestrator" / "cli"
+    cli = Path(__file__).resolve().parents[3] / "gpuopt" / "orchestrator" / "cli"
     offenders = [p.name for p in cli.glob("*.py")
                  if p.name != "tables.py" and "Table(" in p.read_text(encoding="utf-8")]
     assert offenders == []
