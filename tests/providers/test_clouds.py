@@ -155,7 +155,8 @@ def test_registry_entries_are_complete() -> None:
         assert entry.chart_color.startswith("#") and len(entry.chart_color) == 7
         assert 0 < entry.default_preemptions_per_hour <= 1
         if entry.has_adapter:
-            assert (REPO / "gpuopt" / "providers" / entry.adapter_module.rsplit(".", 1)[-1]).is_dir()
+            folder = entry.adapter_module.rsplit(".", 1)[-1]
+            assert (REPO / "gpuopt" / "providers" / folder).is_dir()
         else:  # priced from SkyPilot's catalog only: its columns must be known
             assert entry.skypilot_catalog_columns and not entry.adapter_class
     assert replace(CLOUDS["aws"], skypilot_catalog_columns=()).skypilot_zonal is False
