@@ -37,6 +37,7 @@ from gpuopt.providers.offer import Market
 if TYPE_CHECKING:
     from gpuopt.jobs.estimate.calibration import Calibration
     from gpuopt.orchestrator.config.model import Settings
+    from gpuopt.orchestrator.prices.current import CurrentOffers
     from gpuopt.orchestrator.store import Store
 
 
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
 class PlannedJob:
     plan: Plan
     offers_source: str  # "store" or "snapshot"
-    snapshot_as_of: date | None
+    snapshot_as_of: date | None  # the oldest source date of the snapshot's offers
     offer_count: int
+    snapshot_newest: date | None = None  # and the newest
     # the knobs off in the job that would make it fit, or fit cheaper (fit_advice.py)
     advice: tuple[str, ...] = ()
     # more nodes than resources.max_nodes would be cheaper / the only fit (policies.node_hint)
@@ -103,13 +105,11 @@ def executor_regions(executor: str) -> dict[str, frozenset[str]] | None:
     return launchable_regions() or None
 
 
-def load_index(store: Store | None) -> tuple[OfferIndex, str, date | None, int]:
+def load_index(store: Store | None) -> tuple[OfferIndex, CurrentOffers]:
     from gpuopt.orchestrator.prices.current import current_offers_with_source
 
     current = current_offers_with_source(store)
-    return OfferIndex.build(current.offers), current.source, current.snapshot_as_of, len(
-        current.offers
-    )
+    return OfferIndex.build(current.offers), current
 
 
 def plan_spec(
@@ -130,13 +130,14 @@ def plan_spec(
 
     if "calibration" not in overrides:  # what finished attempts measured (issue 17)
         overrides["calibration"] = load_calibration(store, spec)
-    index, source, as_of, count = load_index(store)
+    index, current = load_index(store)
     ctx = placement_context(
         settings, now, spec.deadline_at(submitted_at or now), observed, **overrides
     )
     plan = plan_job(spec, index, ctx)
     hint = more_nodes_hint(spec, index, ctx, plan) if hint_nodes else None
-    return PlannedJob(plan, source, as_of, count,
+    return PlannedJob(plan, current.source, current.snapshot_as_of, len(current.offers),
+                      snapshot_newest=current.snapshot_newest,
                       advice=knob_advice(spec, index, ctx, plan), nodes_hint=hint)
 
 
@@ -188,7 +189,7 @@ def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInp
     with store.session() as session:
         observed = observed_preemptions(session, now)
         recent = tuple(recent_preemptions(session, since))
-    index, _source, _as_of, _count = load_index(store)
+    index, _current = load_index(store)
     sky = executor_regions("skypilot")
     return TickInputs(now, index, observed, recent, since,
                       {"skypilot": sky} if sky is not None else {})

@@ -103,6 +103,13 @@ def test_too_small_budget_says_the_least_it_takes_on_stderr(tmp_path: Path) -> N
     assert res.stderr.startswith(f"error: {job}: fits nowhere: needs at least $")
     assert "; your budget leaves $0.50" in res.stderr
     assert "0 cheapest placements" not in res.stdout and "no placement within" in res.stdout
+    # with no placement, the header still dates the prices as their sources do: the
+    # snapshot's oldest and newest source dates, not the oldest alone
+    from gpuopt.providers.snapshot import load_snapshot
+
+    days = sorted({o.observed_at.date() for o in load_snapshot().offers})
+    header = res.stdout.split("\n", 1)[0]
+    assert str(days[0]) in header and str(days[-1]) in header, header
     as_json = _run("plan", str(job), "--json")
     assert as_json.returncode == 3
     miss = json.loads(as_json.stdout)["nearest_miss"]

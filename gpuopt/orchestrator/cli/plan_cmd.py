@@ -116,7 +116,8 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
     days = sorted({c.offer.observed_at.date() for c in plan.candidates})
     src = (prices_source("snapshot", days[0], now, days[-1])
            if planned.offers_source == "snapshot" and days
-           else prices_source(planned.offers_source, planned.snapshot_as_of, now))
+           else prices_source(planned.offers_source, planned.snapshot_as_of, now,
+                              planned.snapshot_newest))
     # Narrower terminals drop the instance, # and risk (preempt. says it in numbers), then
     # shorten places (aws/use1a, vast/US-NA), then drop preempt. GPUs, where, market,
     # $/h, est. h and expected $ are the answer and always stay.
