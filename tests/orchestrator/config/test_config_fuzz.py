@@ -28,7 +28,9 @@ from tests.mutate import (
     replaced,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "deploy" / "config.example.toml"
+# the file the package ships (deploy/config.example.toml links to it)
+EXAMPLE = (Path(__file__).resolve().parents[3] / "gpuopt" / "orchestrator" / "config"
+           / "config.example.toml")
 
 
 def _toml_value(v: Any) -> str:

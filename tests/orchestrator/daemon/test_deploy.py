@@ -26,7 +26,8 @@ from pydantic import BaseModel
 from gpuopt.orchestrator.config import Settings, load_config
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
-EXAMPLE = DEPLOY / "config.example.toml"
+# the file the package ships; deploy/config.example.toml links to it (where links exist)
+EXAMPLE = DEPLOY.parent / "gpuopt" / "orchestrator" / "config" / "config.example.toml"
 _HEADER = re.compile(r"^#?\s?\[(\[?)([a-z_.]+)\]?\]$")
 _KEY = re.compile(r"^#?\s?([a-z_][a-z0-9_-]*)\s*=\s*(.+)$")
 # Never written in a file (GPUOPT_SMTP_PASSWORD or password_file).
@@ -182,3 +183,12 @@ def test_systemd_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0 and not res.stderr.strip(), res.stderr
+
+
+def test_deploy_example_config_is_the_packaged_file() -> None:
+    """deploy/config.example.toml is a link to the file `gpuopt config init` writes (in a
+    checkout without symlinks git leaves a one-line text file in its place)."""
+    link = DEPLOY / "config.example.toml"
+    if not link.is_symlink():
+        pytest.skip("a checkout without symlinks: deploy/config.example.toml is not a link")
+    assert link.resolve() == EXAMPLE.resolve()
