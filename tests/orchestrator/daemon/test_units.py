@@ -65,7 +65,7 @@ def test_sqlite_lock_refuses_a_second_holder_in_another_process(tmp_path: Path) 
     lock.acquire_or_refuse()
     try:
         assert sqlite_daemon_running(db) == f"pid {os.getpid()} on {os.uname().nodename}"
-        code = ("from pathlib import Path; from orchestrator.daemon.leadership import "
+        code = ("from pathlib import Path; from gpuopt.orchestrator.daemon.leadership import "
                 f"SqliteFileLock; SqliteFileLock(Path({str(db)!r})).acquire_or_refuse()")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=60)
