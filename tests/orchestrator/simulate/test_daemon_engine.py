@@ -144,6 +144,7 @@ def test_the_daemon_decides_as_the_replay_on_synthetic_traces(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # ~2-4 min on a quiet 2-core machine; 7+ min under load
 def test_the_daemon_decides_as_the_replay_on_the_shared_traces() -> None:
     from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
     from gpuopt.policies.spot.sweep import start_ticks
