@@ -35,6 +35,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HOME"] = os.path.join(tempfile.gettempdir(), "gpuopt-tests-no-hf-cache")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# the layers' files (the root's core/, jobs/, ... are links into it, absent in a checkout
+# without symlinks): tests that read the product's files read them here
+PACKAGE_ROOT = REPO_ROOT / "gpuopt"
+# the starter configuration `gpuopt config init` writes; deploy/config.example.toml links to it
+CONFIG_EXAMPLE = PACKAGE_ROOT / "orchestrator" / "config" / "config.example.toml"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 PG_ADMIN = os.environ.get("GPUOPT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 

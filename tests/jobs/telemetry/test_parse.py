@@ -125,11 +125,11 @@ def test_newest_summary_from_log_lines() -> None:
 
 def test_the_parser_is_pure_and_ships_alone() -> None:
     import ast
-    from pathlib import Path
 
+    from tests.conftest import PACKAGE_ROOT
     from tests.test_layers import _impurities
 
-    path = Path(__file__).resolve().parents[3] / "gpuopt" / "jobs" / "telemetry" / "parse.py"
+    path = PACKAGE_ROOT / "jobs" / "telemetry" / "parse.py"
     assert _impurities(path) == []
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {

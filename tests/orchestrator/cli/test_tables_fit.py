@@ -5,11 +5,10 @@ COLUMNS, so each case sets it (the suite passes at any COLUMNS)."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import PACKAGE_ROOT, REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "deploy" / "examples"
 LONG_ID = "qlora-llama2-7b-2fq8x1"  # job ids: a slug of <= 16 characters + 6
@@ -226,7 +225,7 @@ def test_tables_helper_never_cuts_even_when_too_narrow() -> None:
 
 def test_every_cli_table_goes_through_the_helper() -> None:
     """No command builds a rich Table itself (the helper is what keeps numbers whole)."""
-    cli = Path(__file__).resolve().parents[3] / "gpuopt" / "orchestrator" / "cli"
+    cli = PACKAGE_ROOT / "orchestrator" / "cli"
     offenders = [p.name for p in cli.glob("*.py")
                  if p.name != "tables.py" and "Table(" in p.read_text(encoding="utf-8")]
     assert offenders == []

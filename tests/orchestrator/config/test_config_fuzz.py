@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuopt.orchestrator.config import ConfigError, Settings, load_config
+from tests.conftest import CONFIG_EXAMPLE
 from tests.mutate import (
     CORE_HOSTILE,
     case_time_limit,
@@ -28,9 +29,7 @@ from tests.mutate import (
     replaced,
 )
 
-# the file the package ships (deploy/config.example.toml links to it)
-EXAMPLE = (Path(__file__).resolve().parents[3] / "gpuopt" / "orchestrator" / "config"
-           / "config.example.toml")
+EXAMPLE = CONFIG_EXAMPLE
 
 
 def _toml_value(v: Any) -> str:

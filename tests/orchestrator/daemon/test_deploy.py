@@ -24,10 +24,10 @@ import pytest
 from pydantic import BaseModel
 
 from gpuopt.orchestrator.config import Settings, load_config
+from tests.conftest import CONFIG_EXAMPLE
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
-# the file the package ships; deploy/config.example.toml links to it (where links exist)
-EXAMPLE = DEPLOY.parent / "gpuopt" / "orchestrator" / "config" / "config.example.toml"
+EXAMPLE = CONFIG_EXAMPLE
 _HEADER = re.compile(r"^#?\s?\[(\[?)([a-z_.]+)\]?\]$")
 _KEY = re.compile(r"^#?\s?([a-z_][a-z0-9_-]*)\s*=\s*(.+)$")
 # Never written in a file (GPUOPT_SMTP_PASSWORD or password_file).
