@@ -1,0 +1,1 @@
+"""The planner (policies.placement.plan_job) as one module per step; see planner.py."""
