@@ -30,7 +30,7 @@ from gpuopt.policies.avoid import avoid_set
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.next_attempt import MIN_REMAINING, Decision, JobSoFar, NoPlace
 from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
-from gpuopt.policies.spot.live import HOLDING_NOTHING, Holding
+from gpuopt.policies.spot.live import HOLDING_NOTHING, CurrentHold
 from gpuopt.policies.spot.model import Kind
 from gpuopt.providers.offer import Market
 
@@ -195,7 +195,7 @@ def load_tick_inputs(store: Store, settings: Settings, now: datetime) -> TickInp
                       {"skypilot": sky} if sky is not None else {})
 
 
-def holding_of(a: AttemptRow | None, now: datetime) -> Holding:
+def holding_of(a: AttemptRow | None, now: datetime) -> CurrentHold:
     """What the job holds through its open attempt ``a`` (None: nothing)."""
     if a is None:
         return HOLDING_NOTHING
@@ -203,8 +203,8 @@ def holding_of(a: AttemptRow | None, now: datetime) -> Holding:
     if a.market == Market.SPOT.value:
         from gpuopt.orchestrator.observing import attempt_place
 
-        return Holding(Kind.SPOT, attempt_place(a), held_s)
-    return Holding(Kind.ON_DEMAND, None, held_s)
+        return CurrentHold(Kind.SPOT, attempt_place(a), held_s)
+    return CurrentHold(Kind.ON_DEMAND, None, held_s)
 
 
 def decide_placement(

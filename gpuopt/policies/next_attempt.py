@@ -39,7 +39,7 @@ from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.placement import Candidate, PlacementContext, Plan, offer_filter, plan_job
 from gpuopt.policies.spot.live import (
     HOLDING_NOTHING,
-    Holding,
+    CurrentHold,
     LiveDecision,
     LiveJob,
     SpotLocation,
@@ -93,7 +93,7 @@ class JobSoFar:
     # places not to use now: repeated preemptions (policies.avoid) and where its own
     # last launches found no capacity (policies.lifecycle); not used for governed jobs
     avoid: frozenset[Place] = frozenset()
-    holding: Holding = HOLDING_NOTHING  # what its open attempt holds
+    holding: CurrentHold = HOLDING_NOTHING  # what its open attempt holds
 
 
 def governed(spec: JobSpec, deadline_at: datetime | None) -> bool:
@@ -136,7 +136,7 @@ def _spot_place(o: Offer) -> SpotPlace:
 
 
 def _locations(spec: JobSpec, index: OfferIndex, ctx: PlacementContext, best: Candidate,
-               holding: Holding, held_price: Decimal | None
+               holding: CurrentHold, held_price: Decimal | None
                ) -> tuple[tuple[SpotLocation, ...], dict[SpotPlace, Offer | None]]:
     allowed, everywhere = offer_filter(spec, ctx)
     offers: dict[SpotPlace, Offer | None] = {}

@@ -24,7 +24,7 @@ from gpuopt.policies.next_attempt import (
     plan_next_attempt,
 )
 from gpuopt.policies.placement import PlacementContext
-from gpuopt.policies.spot.live import Holding
+from gpuopt.policies.spot.live import CurrentHold
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, spot
 from gpuopt.policies.spot.observed import SpotPlace
 from gpuopt.providers.offer import Market
@@ -137,7 +137,7 @@ def test_the_deadline_policy_decides(hold: str, plans: list[object],
 
     monkeypatch.setattr(next_attempt, "decide", decide)
     deadline = NOW + timedelta(hours=40)
-    holding = Holding(Kind.ON_DEMAND, None, 60.0) if hold == "keep" else Holding()
+    holding = CurrentHold(Kind.ON_DEMAND, None, 60.0) if hold == "keep" else CurrentHold()
     job = _job(deadline_at=deadline, fraction_left=0.5, holding=holding)
     got = decide_next(spec(GOVERNED), INDEX3, ctx(), job, SPOT_IN)
     assert len(plans) == 1 and len(asked) == 1
@@ -173,7 +173,7 @@ def test_the_deadline_policy_ignores_the_avoid_list(plans: list[object]) -> None
 
 def test_a_governed_job_without_the_policy_inputs_keeps_what_it_holds() -> None:
     job = _job(deadline_at=NOW + timedelta(hours=40),
-               holding=Holding(Kind.ON_DEMAND, None, 10.0))
+               holding=CurrentHold(Kind.ON_DEMAND, None, 10.0))
     assert isinstance(decide_next(spec(GOVERNED), INDEX3, ctx(), job), Keep)
 
 

@@ -35,7 +35,10 @@ FAILURES_BEFORE_SWITCH = timedelta(hours=2)
 MAX_PLACE_GROUPS = 4  # regions named in a sentence; the rest as "and N more"
 
 
-class Holding(StrEnum):
+class HeldMarket(StrEnum):
+    """Which market a job holds at a moment of its history: nothing, spot or on-demand
+    (an attempt of it runs there)."""
+
     NOTHING = "nothing"
     SPOT = "spot"
     ON_DEMAND = "on-demand"
@@ -62,14 +65,14 @@ class AttemptSeen:
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    kind: Holding
+    kind: HeldMarket
     since: datetime
     place: Place | None = None  # where spot is held
 
 
 @dataclass(frozen=True, slots=True)
 class SpotPolicyView:
-    holding: Holding
+    holding: HeldMarket
     since: datetime
     place: Place | None
     reason: str
@@ -132,15 +135,15 @@ def held_now(attempts: Sequence[AttemptSeen], submitted_at: datetime) -> Held:
     if attempts and attempts[-1].ended_at is None:
         a = attempts[-1]
         if a.market is Market.SPOT:
-            return Held(Holding.SPOT, a.started_at, a.place)
+            return Held(HeldMarket.SPOT, a.started_at, a.place)
         since = a.started_at  # back over on-demand attempts in a row (restarts)
         for b in reversed(attempts[:-1]):
             if b.market is Market.SPOT:
                 break
             since = b.started_at
-        return Held(Holding.ON_DEMAND, since)
+        return Held(HeldMarket.ON_DEMAND, since)
     ends = [a.ended_at for a in attempts if a.ended_at is not None]
-    return Held(Holding.NOTHING, max(ends) if ends else submitted_at)
+    return Held(HeldMarket.NOTHING, max(ends) if ends else submitted_at)
 
 
 def _hours(seconds: float) -> str:
@@ -208,10 +211,22 @@ def _waiting_reason(attempts: Sequence[AttemptSeen],
                     show: Callable[[datetime], str]) -> str:
     """What was seen of spot while the job holds nothing: the last time spot was up
     (its own preemption, a hold anywhere), then the capacity failures since."""
-    spot = [sp for sp in observations if sp.market is Market.SPOT]
-    places = [sp.place for sp in spot] + [a.place for a in attempts
-                                          if a.market is Market.SPOT]
-    where = fold_places(places) if places else "the places it may use"
+    parts, since = _last_spot_seen(attempts, observations, now, show)
+    if since is None:
+        return _never_seen(attempts, observations, failures, now, show)
+    after = [f for f in failures if f[0] > since]
+    reason = "; ".join(parts)
+    if after:
+        reason += (f", then {_plural(len(after), 'capacity failure')} in "
+                   f"{fold_places([p for _, p in after])}")
+    return reason
+
+
+def _last_spot_seen(attempts: Sequence[AttemptSeen],
+                    observations: Mapping[SpotPlace, Sequence[Observed]], now: datetime,
+                    show: Callable[[datetime], str]) -> tuple[list[str], datetime | None]:
+    """The job's own last preemption and the newest spot hold anywhere after it, said;
+    and the newest of the two (None: neither)."""
     up = _spot_seen_at(observations, now)
     last = attempts[-1] if attempts else None
     parts: list[str] = []
@@ -224,28 +239,69 @@ def _waiting_reason(attempts: Sequence[AttemptSeen],
                      if up[0] >= now else
                      f"spot last seen in {short_place(up[1])} at {show(up[0])}")
         since = up[0]
-    if since is None:
-        seen = [o.at for sp in spot for o in observations[sp]
-                if o.kind is not K.PLACEMENT_SCORE and o.at <= now]
-        seen += [at for at, _ in failures]
-        if not seen:
-            return f"nothing observed of spot in {where} yet"
-        first = min(seen)
-        n = len(failures)
-        return (f"no spot seen in {where} since {show(first)}"
-                + (f" ({_plural(n, 'capacity failure')})" if n else ""))
-    after = [f for f in failures if f[0] > since]
-    reason = "; ".join(parts)
-    if after:
-        reason += (f", then {_plural(len(after), 'capacity failure')} in "
-                   f"{fold_places([p for _, p in after])}")
-    return reason
+    return parts, since
+
+
+def _never_seen(attempts: Sequence[AttemptSeen],
+                observations: Mapping[SpotPlace, Sequence[Observed]],
+                failures: Sequence[tuple[datetime, Place]], now: datetime,
+                show: Callable[[datetime], str]) -> str:
+    """No spot up since the job began watching: since when, and the failures."""
+    spot = [sp for sp in observations if sp.market is Market.SPOT]
+    places = [sp.place for sp in spot] + [a.place for a in attempts
+                                          if a.market is Market.SPOT]
+    where = fold_places(places) if places else "the places it may use"
+    seen = [o.at for sp in spot for o in observations[sp]
+            if o.kind is not K.PLACEMENT_SCORE and o.at <= now]
+    seen += [at for at, _ in failures]
+    if not seen:
+        return f"nothing observed of spot in {where} yet"
+    n = len(failures)
+    return (f"no spot seen in {where} since {show(min(seen))}"
+            + (f" ({_plural(n, 'capacity failure')})" if n else ""))
 
 
 def _slack_text(slack_s: float) -> str:
     if slack_s < 0:
         return f"no slack left ({_hours(-slack_s)} short of the deadline)"
     return f"{_hours(slack_s)} slack left"
+
+
+def _spot_hold_reason(since: datetime, now: datetime, preempted: Sequence[AttemptSeen],
+                      show: Callable[[datetime], str]) -> str:
+    """How long spot has been held, and the preemptions before the hold."""
+    hold = f"held {_hours((now - since).total_seconds())}"
+    before = [a for a in preempted if a.ended_at and a.ended_at <= since]
+    if not before:
+        return hold + ", no preemption"
+    last = before[-1]
+    assert last.ended_at is not None
+    return hold + (f", after {_plural(len(before), 'preemption')}, the last in "
+                   f"{short_place(last.place)} at {show(last.ended_at)}")
+
+
+def _on_demand_reason(since: datetime, failures: Sequence[tuple[datetime, Place]],
+                      preempted: Sequence[AttemptSeen], little_slack: bool, overhead_s: float,
+                      show: Callable[[datetime], str]) -> str:
+    """Why the job moved to on-demand: the failures and preemptions just before, or too
+    little slack to risk spot."""
+    why: list[str] = []
+    recent = [f for f in failures if since - FAILURES_BEFORE_SWITCH <= f[0] <= since]
+    if recent:
+        why.append(_failure_text(recent, since))
+    before = [a for a in preempted if a.ended_at and
+              since - FAILURES_BEFORE_SWITCH <= a.ended_at <= since]
+    if before:
+        last = before[-1]
+        assert last.ended_at is not None
+        why.append(f"{_plural(len(before), 'preemption')} before, the last in "
+                   f"{short_place(last.place)} at {show(last.ended_at)}")
+    if little_slack:
+        why.append(f"too little slack to risk spot (a preemption costs a "
+                   f"{_hours(overhead_s)} restart)")
+    if not why:
+        why.append("no spot capacity failure or preemption seen before it")
+    return "; ".join(why)
 
 
 def explain_hold(
@@ -275,39 +331,14 @@ def explain_hold(
     slack = _slack_text(slack_s)
     failures = _failures(observations, attempts)
     preempted = [a for a in attempts if a.end is AttemptEnd.PREEMPTED and a.ended_at]
-    if held.kind is Holding.SPOT:
+    if held.kind is HeldMarket.SPOT:
         assert held.place is not None
-        hold = f"held {_hours((now - held.since).total_seconds())}"
-        before = [a for a in preempted if a.ended_at and a.ended_at <= held.since]
-        if not before:
-            hold += ", no preemption"
-        else:
-            last = before[-1]
-            assert last.ended_at is not None
-            hold += (f", after {_plural(len(before), 'preemption')}, the last in "
-                     f"{short_place(last.place)} at {show(last.ended_at)}")
-        reason = hold
+        reason = _spot_hold_reason(held.since, now, preempted, show)
         head = f"spot in {short_place(held.place)} since {show(held.since)}"
         sentence = f"{head} ({reason}); {slack}"
-    elif held.kind is Holding.ON_DEMAND:
-        why: list[str] = []
-        recent = [f for f in failures
-                  if held.since - FAILURES_BEFORE_SWITCH <= f[0] <= held.since]
-        if recent:
-            why.append(_failure_text(recent, held.since))
-        before = [a for a in preempted if a.ended_at and
-                  held.since - FAILURES_BEFORE_SWITCH <= a.ended_at <= held.since]
-        if before:
-            last = before[-1]
-            assert last.ended_at is not None
-            why.append(f"{_plural(len(before), 'preemption')} before, the last in "
-                       f"{short_place(last.place)} at {show(last.ended_at)}")
-        if slack_s < overhead_s:
-            why.append(f"too little slack to risk spot (a preemption costs a "
-                       f"{_hours(overhead_s)} restart)")
-        if not why:
-            why.append("no spot capacity failure or preemption seen before it")
-        reason = "; ".join(why)
+    elif held.kind is HeldMarket.ON_DEMAND:
+        reason = _on_demand_reason(held.since, failures, preempted, slack_s < overhead_s,
+                                   overhead_s, show)
         head = f"on-demand since {show(held.since)}"
         sentence = f"{head}: {reason}; {slack}"
     else:

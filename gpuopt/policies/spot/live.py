@@ -5,7 +5,7 @@ loop builds the same observation for a ``spot: auto`` job with a deadline at eve
 from what the daemon really knows (the launch-observed information model,
 ``Information.LAUNCH``):
 
-- what the job holds now (:class:`Holding`: nothing, spot in a place, on-demand) and
+- what the job holds now (:class:`CurrentHold`: nothing, spot in a place, on-demand) and
   for how long, so the restart overhead still to run is ``max(0, overhead - held)``;
 - the time since submit, the deadline, the work done and left (the plan's estimate of
   the whole task on the best on-demand placement and the job's progress reports);
@@ -37,7 +37,7 @@ from gpuopt.policies.spot.registry import get_policy
 
 
 @dataclass(frozen=True, slots=True)
-class Holding:
+class CurrentHold:
     """What a job holds now: ``kind`` NONE, SPOT (in ``place``) or ON_DEMAND, held for
     ``held_s`` seconds so far (0 when nothing is held)."""
 
@@ -50,7 +50,7 @@ class Holding:
             raise ValueError("a spot holding names its place; other holdings name none")
 
 
-HOLDING_NOTHING = Holding()
+HOLDING_NOTHING = CurrentHold()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class LiveJob:
     work_done_s: float
     restart_overhead_s: float
     tick_s: float
-    holding: Holding = HOLDING_NOTHING
+    holding: CurrentHold = HOLDING_NOTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,7 @@ class LiveDecision:
         return self.hold.kind is Kind.ON_DEMAND
 
 
-def _held(holding: Holding, locations: Sequence[SpotLocation]) -> Hold:
+def _held(holding: CurrentHold, locations: Sequence[SpotLocation]) -> Hold:
     if holding.kind is Kind.ON_DEMAND:
         return ON_DEMAND
     if holding.kind is Kind.SPOT:

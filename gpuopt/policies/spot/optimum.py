@@ -16,11 +16,17 @@ numpy is imported inside the function.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from gpuopt.core.money import MICROS_PER_USD, to_micros
 from gpuopt.policies.spot.replay import Scenario
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_LOST_STATES = 40_000  # above this the grid is coarsened (the result stays feasible)
 
@@ -29,10 +35,20 @@ def _frac(x: float) -> Fraction:
     return Fraction(repr(float(x))).limit_denominator(10**6)
 
 
-def optimum_cost(sc: Scenario) -> Decimal | None:
-    """Minimum cost to finish by the deadline, or None if no schedule can."""
-    import numpy as np
+@dataclass(frozen=True, slots=True)
+class _Grid:
+    """The DP's time grid: lost time (deadline slack spent) in units of ``unit``."""
 
+    gap: Fraction
+    task: Fraction
+    unit: Fraction
+    gap_u: int  # a tick, in units (rounded up)
+    restart_u: int  # a restart overhead, in units (rounded up)
+    n_lost: int  # lost-time states: 0 .. the slack
+
+
+def _grid(sc: Scenario) -> _Grid | None:
+    """None: the task does not fit before the deadline even uninterrupted."""
     gap, d = _frac(sc.gap_s), _frac(sc.restart_overhead_s)
     task, deadline = _frac(sc.task_s), _frac(sc.deadline_s)
     slack = deadline - task
@@ -44,50 +60,60 @@ def optimum_cost(sc: Scenario) -> Decimal | None:
     if slack / unit > MAX_LOST_STATES:
         unit = slack / MAX_LOST_STATES
     # Rounding up keeps every schedule the DP accepts feasible in the real model.
-    gap_u = math.ceil(gap / unit)
-    d_u = math.ceil(d / unit)
-    n_lost = math.floor(slack / unit) + 1
+    return _Grid(gap, task, unit, math.ceil(gap / unit), math.ceil(d / unit),
+                 math.floor(slack / unit) + 1)
 
+
+def _shift(a: np.ndarray, k: int, inf: np.int64) -> np.ndarray:
+    """``a`` moved ``k`` lost-time units later (unreachable below ``k``)."""
+    import numpy as np
+
+    out = np.full_like(a, inf)
+    if k < a.shape[-1]:
+        out[..., k:] = a[..., : a.shape[-1] - k]
+    return out
+
+
+def _tick(state: np.ndarray, avail: Sequence[bool], grid: _Grid, c_od: int,
+          c_spot: Sequence[int], inf: np.int64) -> np.ndarray:
+    """The least cost of each (holding, lost time) after one more tick: nothing held
+    (a tick lost), on-demand, or spot where available, a change paying a restart."""
+    import numpy as np
+
+    m = state.min(axis=0)
+    restart = _shift(m, grid.restart_u, inf)
+    new = np.empty_like(state)
+    new[0] = _shift(m, grid.gap_u, inf)
+    new[1] = np.minimum(state[1], restart) + c_od
+    for z in range(state.shape[0] - 2):
+        new[2 + z] = np.minimum(state[2 + z], restart) + c_spot[z] if avail[z] else inf
+    np.minimum(new, inf, out=new)  # keep unreachable states at the sentinel
+    return new
+
+
+def optimum_cost(sc: Scenario) -> Decimal | None:
+    """Minimum cost to finish by the deadline, or None if no schedule can."""
+    import numpy as np
+
+    grid = _grid(sc)
+    if grid is None:
+        return None
     inf = np.int64(2**62)
-    zones = len(sc.traces)
-    price = [to_micros(p) for p in sc.spot_prices]
-    od_price = to_micros(sc.on_demand_price)
     # cost units per tick: micro-USD/h x gap seconds (gap scaled to an integer below)
-    gap_num, gap_den = gap.numerator, gap.denominator
-    c_od = od_price * gap_num
-    c_spot = [p * gap_num for p in price]
-
-    state = np.full((zones + 2, n_lost), inf, dtype=np.int64)  # 0 none, 1 od, 2.. spot
-    state[0, 0] = 0
+    gap_num, gap_den = grid.gap.numerator, grid.gap.denominator
+    c_od = to_micros(sc.on_demand_price) * gap_num
+    c_spot = [to_micros(p) * gap_num for p in sc.spot_prices]
+    state = np.full((len(sc.traces) + 2, grid.n_lost), inf, dtype=np.int64)  # 0 none, 1 od
+    state[0, 0] = 0  # 2..: spot in each location
     best = int(inf)
-    ticks = math.ceil(deadline / gap)
-
-    def shift(a: np.ndarray, k: int) -> np.ndarray:
-        out = np.full_like(a, inf)
-        if k < a.shape[-1]:
-            out[..., k:] = a[..., : a.shape[-1] - k]
-        return out
-
-    for t in range(ticks):
-        m = state.min(axis=0)
-        if m.min() >= inf:
+    for t in range(math.ceil(_frac(sc.deadline_s) / grid.gap)):
+        if state.min() >= inf:
             break
-        restart = shift(m, d_u)
-        new = np.empty_like(state)
-        new[0] = shift(m, gap_u)
-        new[1] = np.minimum(state[1], restart) + c_od
-        avail = sc.available(t)
-        for z in range(zones):
-            if avail[z]:
-                new[2 + z] = np.minimum(state[2 + z], restart) + c_spot[z]
-            else:
-                new[2 + z] = inf
-        np.minimum(new, inf, out=new)  # keep unreachable states at the sentinel
+        state = _tick(state, sc.available(t), grid, c_od, c_spot, inf)
         # Holds during tick t that finish within it: (t + 1) * gap >= task + lost.
-        k = math.floor(((t + 1) * gap - task) / unit)
+        k = math.floor(((t + 1) * grid.gap - grid.task) / grid.unit)
         if k >= 0:
-            best = min(best, int(new[1:, : k + 1].min()))
-        state = new
+            best = min(best, int(state[1:, : k + 1].min()))
     if best >= inf:
         return None
     return Decimal(best) / Decimal(MICROS_PER_USD * 3600 * gap_den)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from gpuopt.policies.spot.history import AvailabilityHistory
@@ -130,89 +130,123 @@ def _known(sc_avail: tuple[bool, ...], holding: Hold,
     return seen
 
 
-def simulate(
-    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
-) -> SimResult:
-    gap = sc.gap_s
-    gap_dec = Decimal(repr(gap))
-    # A policy that has not finished long after the deadline is broken, not just late.
-    max_ticks = sc.deadline_ticks + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / gap) + 2
+@dataclass(slots=True)
+class _Run:
+    """The replayed job so far."""
+
+    holding: Hold = NOTHING
+    overhead_left: float = 0.0
+    work: float = 0.0
+    billed: Decimal = Decimal(0)  # sum of price x seconds; divided by 3600 once at the end
+    preemptions: int = 0
+    failed: list[int] = field(default_factory=list)
+    decisions: list[Hold] = field(default_factory=list)
+
+    def release(self) -> None:
+        self.holding, self.overhead_left = NOTHING, 0.0
+
+
+def _max_ticks(sc: Scenario, information: Information) -> int:
+    """A policy that has not finished long after the deadline is broken, not just late."""
+    max_ticks = sc.deadline_ticks + 2 * math.ceil(
+        (sc.task_s + sc.restart_overhead_s) / sc.gap_s) + 2
     if information is Information.LAUNCH:
         # Failed launches lose whole ticks: allow a policy as many of them as ticks.
         max_ticks *= 2
+    return max_ticks
+
+
+def _observation(sc: Scenario, t: int, run: _Run, seen: list[bool | None],
+                 history: AvailabilityHistory, information: Information) -> Observation:
+    known = None if information is Information.TICK else tuple(a is not None for a in seen)
+    return Observation(
+        elapsed_s=t * sc.gap_s,
+        deadline_s=sc.deadline_s,
+        task_s=sc.task_s,
+        work_done_s=run.work,
+        restart_overhead_s=sc.restart_overhead_s,
+        overhead_left_s=run.overhead_left,
+        holding=run.holding,
+        spot_available=tuple(a is not False for a in seen),
+        spot_prices=sc.spot_prices,
+        on_demand_price=sc.on_demand_price,
+        tick_s=sc.gap_s,
+        history=history,
+        spot_known=known,
+    )
+
+
+def _check_spot_choice(t: int, policy: SpotPolicy, want: Hold, avail: Sequence[bool],
+                       seen: list[bool | None]) -> int:
+    """The location a spot decision names, refused when unknown or known unavailable."""
+    loc = want.location if want.location is not None else -1
+    if not 0 <= loc < len(avail):
+        raise SimulationError(f"tick {t}: {policy.name} chose unknown location {loc}")
+    if seen[loc] is False:
+        raise SimulationError(
+            f"tick {t}: policy {policy.name} requested spot in location {loc}, "
+            "where the trace says it cannot be had"
+        )
+    return loc
+
+
+def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult | None:
+    """Hold ``want`` for tick ``t``: bill it, pay the restart overhead, do the work;
+    the result once the work is done."""
+    gap = sc.gap_s
+    if want != run.holding:
+        run.overhead_left = sc.restart_overhead_s
+    run.holding = want
+    run.billed += price_of(want, sc) * Decimal(repr(gap))
+    spent = min(gap, run.overhead_left)
+    run.overhead_left -= spent
+    gain = gap - spent
+    if run.work + gain >= sc.task_s:
+        finish = t * gap + spent + (sc.task_s - run.work)
+        return SimResult(
+            cost=run.billed / 3600,
+            finish_s=finish,
+            met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
+            preemptions=run.preemptions,
+            decisions=tuple(run.decisions),
+            failed_at=tuple(run.failed),
+        )
+    run.work += gain
+    return None
+
+
+def simulate(
+    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
+) -> SimResult:
+    max_ticks = _max_ticks(sc, information)
     history = AvailabilityHistory.empty(len(sc.traces))
-    holding: Hold = NOTHING
-    overhead_left = 0.0
-    work = 0.0
-    billed = Decimal(0)  # sum of price x seconds; divided by 3600 once at the end
-    preemptions = 0
-    failed: list[int] = []
-    decisions: list[Hold] = []
+    run = _Run()
     for t in range(max_ticks):
         avail = sc.available(t)
-        seen = _known(avail, holding, information)
-        if holding.is_spot and not avail[holding.location or 0]:
-            holding, overhead_left = NOTHING, 0.0
-            preemptions += 1
+        seen = _known(avail, run.holding, information)
+        if run.holding.is_spot and not avail[run.holding.location or 0]:
+            run.release()
+            run.preemptions += 1
         before = history
-        history = before.observe(seen, gap)
-        known = None if information is Information.TICK else tuple(a is not None for a in seen)
-        obs = Observation(
-            elapsed_s=t * gap,
-            deadline_s=sc.deadline_s,
-            task_s=sc.task_s,
-            work_done_s=work,
-            restart_overhead_s=sc.restart_overhead_s,
-            overhead_left_s=overhead_left,
-            holding=holding,
-            spot_available=tuple(a is not False for a in seen),
-            spot_prices=sc.spot_prices,
-            on_demand_price=sc.on_demand_price,
-            tick_s=gap,
-            history=history,
-            spot_known=known,
-        )
-        want = policy.decide(obs)
+        history = before.observe(seen, sc.gap_s)
+        want = policy.decide(_observation(sc, t, run, seen, history, information))
         if want.is_spot:
-            loc = want.location if want.location is not None else -1
-            if not 0 <= loc < len(avail):
-                raise SimulationError(f"tick {t}: {policy.name} chose unknown location {loc}")
-            if seen[loc] is False:
-                raise SimulationError(
-                    f"tick {t}: policy {policy.name} requested spot in location {loc}, "
-                    "where the trace says it cannot be had"
-                )
+            loc = _check_spot_choice(t, policy, want, avail, seen)
             if seen[loc] is None:  # a launch attempt tells what was there
                 seen[loc] = avail[loc]
-                history = before.observe(seen, gap)
+                history = before.observe(seen, sc.gap_s)
                 if not avail[loc]:
-                    decisions.append(want)
-                    failed.append(t)
-                    holding, overhead_left = NOTHING, 0.0
+                    run.decisions.append(want)
+                    run.failed.append(t)
+                    run.release()
                     continue
-        decisions.append(want)
+        run.decisions.append(want)
         if want.kind is Kind.NONE:
-            holding, overhead_left = NOTHING, 0.0
+            run.release()
             continue
-        if want != holding:
-            overhead_left = sc.restart_overhead_s
-        holding = want
-        billed += price_of(holding, sc) * gap_dec
-        spent = min(gap, overhead_left)
-        overhead_left -= spent
-        gain = gap - spent
-        if work + gain >= sc.task_s:
-            finish = t * gap + spent + (sc.task_s - work)
-            return SimResult(
-                cost=billed / 3600,
-                finish_s=finish,
-                met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
-                preemptions=preemptions,
-                decisions=tuple(decisions),
-                failed_at=tuple(failed),
-            )
-        work += gain
+        if (result := _hold_for_a_tick(sc, t, run, want)) is not None:
+            return result
     raise SimulationError(
         f"policy {policy.name} did not finish within {max_ticks} ticks "
-        f"({max_ticks * gap / 3600:.1f} h)"
+        f"({max_ticks * sc.gap_s / 3600:.1f} h)"
     )

@@ -9,7 +9,7 @@ from gpuopt.core.places import Place
 from gpuopt.policies.spot.explain import (
     AttemptEnd,
     AttemptSeen,
-    Holding,
+    HeldMarket,
     explain_hold,
     fold_places,
     utc_clock,
@@ -55,7 +55,7 @@ def test_spot_held() -> None:
     assert view is not None
     assert view.sentence == ("spot in aws/us-east-1b since 13:05 UTC (held 1.2 h, "
                              "no preemption); 5.3 h slack left")
-    assert view.holding is Holding.SPOT and view.place == B
+    assert view.holding is HeldMarket.SPOT and view.place == B
     assert view.reason == "held 1.2 h, no preemption"
     assert view.since == at(13, 5) and view.slack_hours == 5.3
 
@@ -83,7 +83,7 @@ def test_on_demand_after_capacity_failures() -> None:
     assert view is not None
     assert view.sentence == ("on-demand since 14:20 UTC: 3 capacity failures in "
                              "aws/us-east-1a/b in 40 min; 2.1 h slack left")
-    assert view.holding is Holding.ON_DEMAND and view.slack_hours == 2.1
+    assert view.holding is HeldMarket.ON_DEMAND and view.slack_hours == 2.1
 
 
 def test_on_demand_because_slack_ran_out() -> None:
@@ -113,7 +113,7 @@ def test_waiting_with_no_spot_seen() -> None:
     assert view.sentence == ("waiting since 12:00 UTC: no spot seen in aws/us-east-1a/b "
                              "since 11:40 UTC (2 capacity failures); 9.0 h slack left, "
                              "on-demand from 21:30 UTC at the latest")
-    assert view.holding is Holding.NOTHING and view.since == at(12)
+    assert view.holding is HeldMarket.NOTHING and view.since == at(12)
 
 
 def test_waiting_after_a_preemption_with_spot_seen_elsewhere() -> None:

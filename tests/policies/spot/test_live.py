@@ -12,7 +12,7 @@ import pytest
 
 from gpuopt.core.places import Place
 from gpuopt.policies.spot.live import (
-    Holding,
+    CurrentHold,
     LiveJob,
     SpotLocation,
     decide,
@@ -82,7 +82,7 @@ def _daemon_record(sc: Scenario, decisions: tuple[Hold, ...], failed: tuple[int,
 
 
 def _holding(decisions: tuple[Hold, ...], failed: tuple[int, ...], sc: Scenario,
-             places: list[SpotPlace], t: int) -> Holding:
+             places: list[SpotPlace], t: int) -> CurrentHold:
     held, since = Hold(Kind.NONE), 0
     for k, want in enumerate(decisions[:t + 1]):
         if held.is_spot and not sc.available(k)[held.location or 0]:
@@ -92,9 +92,9 @@ def _holding(decisions: tuple[Hold, ...], failed: tuple[int, ...], sc: Scenario,
         if want != held:
             held, since = (Hold(Kind.NONE), k) if k in failed else (want, k)
     if held.kind is Kind.NONE:
-        return Holding()
+        return CurrentHold()
     place = places[held.location or 0] if held.is_spot else None
-    return Holding(held.kind, place, (t - since) * GAP)
+    return CurrentHold(held.kind, place, (t - since) * GAP)
 
 
 def _traces(seed: int, zones: int, n: int) -> tuple[tuple[int, ...], ...]:
@@ -141,7 +141,7 @@ def test_keep_and_target() -> None:
     seen = {places[0]: [Observed(START, K.LAUNCH_OK)]}
     job = LiveJob(elapsed_s=GAP, deadline_s=100 * 3600, task_s=10 * 3600, work_done_s=GAP,
                   restart_overhead_s=360.0, tick_s=GAP,
-                  holding=Holding(Kind.SPOT, places[0], GAP))
+                  holding=CurrentHold(Kind.SPOT, places[0], GAP))
     history = history_of(locations, seen, START, _at(1), GAP)
     d = decide(job, locations, Decimal("3"), history, "auto")
     assert d.keep and d.hold.is_spot and d.hold.location == 0
@@ -157,7 +157,7 @@ def test_keep_and_target() -> None:
 
 def test_a_held_spot_must_be_a_location() -> None:
     places = _places(2)
-    job = LiveJob(0, 3600, 600, 0, 60, GAP, Holding(Kind.SPOT, places[1], 0))
+    job = LiveJob(0, 3600, 600, 0, 60, GAP, CurrentHold(Kind.SPOT, places[1], 0))
     history = history_of([SpotLocation(places[0], Decimal(1))], {}, START, START, GAP)
     with pytest.raises(ValueError, match="not among the locations"):
         observation(job, [SpotLocation(places[0], Decimal(1))], Decimal(3), history)
