@@ -45,42 +45,26 @@ class OfferIndex:
             groups.setdefault((o.gpu, o.gpu_count, o.market), []).append(o)
             if o.market is Market.ON_DEMAND:
                 instances[(o.cloud, o.region, o.instance_type)] = o
-        found: dict[str, set[int]] = {}
-        for gpu, count, _ in groups:
-            found.setdefault(gpu, set()).add(count)
-        counts = {gpu: tuple(sorted(c)) for gpu, c in found.items()}
         ordered = {k: tuple(sorted(v, key=lambda o: (o.price_per_hour, o.key)))
                    for k, v in groups.items()}
-        hazards: dict[_Key, tuple[float, ...]] = {}
-        floors: dict[_Key, tuple[float, ...]] = {}
-        for k, v in ordered.items():
-            if k[2] is not Market.SPOT:
-                continue
-            hz = tuple(-1.0 if o.interruption_bucket is None
-                       else advisor_hazard(o.interruption_bucket) for o in v)
-            suffix, least = [], float("inf")
-            for h in reversed(hz):
-                least = -1.0 if h < 0 or least < 0 else min(least, h)
-                suffix.append(least)
-            hazards[k], floors[k] = hz, tuple(reversed(suffix))
+        hazards = {k: _advisor_hazards(v) for k, v in ordered.items()
+                   if k[2] is Market.SPOT}
         fabrics = {k: tuple(fabric_for(o.cloud, o.instance_type) for o in v)
                    for k, v in ordered.items()}
-        kinds: dict[tuple[str, int], set[Fabric]] = {}
-        for (gpu, count, _), listed in fabrics.items():
-            kinds.setdefault((gpu, count), set()).update(f for f in listed if f is not None)
         return cls(
             by_config=MappingProxyType(ordered),
             fabrics=MappingProxyType(fabrics),
-            fabric_sets=MappingProxyType({k: frozenset(v) for k, v in kinds.items()}),
+            fabric_sets=MappingProxyType(_fabric_kinds(fabrics)),
             fabric_offers=MappingProxyType({
                 k: tuple((f, o) for f, o in zip(fabrics[k], v, strict=True) if f is not None)
                 for k, v in ordered.items()}),
             spot_hazards=MappingProxyType(hazards),
-            spot_hazard_floor=MappingProxyType(floors),
+            spot_hazard_floor=MappingProxyType(
+                {k: _suffix_floors(hz) for k, hz in hazards.items()}),
             float_prices=MappingProxyType(
                 {k: tuple(float(o.price_per_hour) for o in v) for k, v in ordered.items()}),
             by_instance=MappingProxyType(instances),
-            gpu_counts=MappingProxyType(counts),
+            gpu_counts=MappingProxyType(_counts_per_gpu(groups)),
         )
 
     def sorted_offers(self, gpu: str, count: int, market: Market) -> tuple[Offer, ...]:
@@ -116,3 +100,35 @@ class OfferIndex:
     def on_demand_offer(self, cloud: str, region: str, instance_type: str) -> Offer | None:
         """The on-demand offer of an instance type in a region (its price, its attributes)."""
         return self.by_instance.get((cloud, region, instance_type))
+
+
+def _counts_per_gpu(groups: Mapping[_Key, object]) -> dict[str, tuple[int, ...]]:
+    """GPU model -> the counts offered, ascending."""
+    found: dict[str, set[int]] = {}
+    for gpu, count, _ in groups:
+        found.setdefault(gpu, set()).add(count)
+    return {gpu: tuple(sorted(c)) for gpu, c in found.items()}
+
+
+def _advisor_hazards(spot: tuple[Offer, ...]) -> tuple[float, ...]:
+    """Each offer's advisor hazard; -1.0 where it has no interruption bucket."""
+    return tuple(-1.0 if o.interruption_bucket is None
+                 else advisor_hazard(o.interruption_bucket) for o in spot)
+
+
+def _suffix_floors(hazards: tuple[float, ...]) -> tuple[float, ...]:
+    """The least hazard from each offer to the end; -1.0 once one without a bucket is
+    among them."""
+    suffix, least = [], float("inf")
+    for h in reversed(hazards):
+        least = -1.0 if h < 0 or least < 0 else min(least, h)
+        suffix.append(least)
+    return tuple(reversed(suffix))
+
+
+def _fabric_kinds(fabrics: Mapping[_Key, tuple[Fabric | None, ...]]
+                  ) -> dict[tuple[str, int], frozenset[Fabric]]:
+    kinds: dict[tuple[str, int], set[Fabric]] = {}
+    for (gpu, count, _), listed in fabrics.items():
+        kinds.setdefault((gpu, count), set()).update(f for f in listed if f is not None)
+    return {k: frozenset(v) for k, v in kinds.items()}

@@ -144,6 +144,27 @@ def next_state(
 ) -> NextState:
     """The job's next status once an attempt ended. ``history``: the attempts that ended
     before this one, oldest first."""
+    settled = _not_a_failure(ending, restarts_used)
+    if settled is not None:
+        return settled
+    detail = ending.detail
+    kind = ending.failure or FailureKind.PROGRAM
+    if kind is FailureKind.REFUSED:
+        return NextState(JobStatus.FAILED,
+                         f"could not be launched: {detail}; not retried (retrying cannot "
+                         "fix this)", restarts_used, last_error=f"cannot launch: {detail}")
+    if kind is FailureKind.NOT_STARTED:
+        return _never_started(detail, restarts_used, history, rules)
+    if rules.spot_policy and _policy_capacity(kind, ending.spot):
+        return NextState(JobStatus.QUEUED, f"no spot capacity: {detail}; the deadline "
+                         "spot policy decides where and when to try again", restarts_used)
+    if kind in BACKOFF_KINDS:
+        return _launch_failed(kind, detail, restarts_used, history, rules)
+    return _program_failed(ending, kind, restarts_used, rules)
+
+
+def _not_a_failure(ending: Ending, restarts_used: int) -> NextState | None:
+    """Succeeded, preempted, moved or cancelled: the next state; a failure: None."""
     reason, detail = ending.reason, ending.detail
     if reason is EndReason.SUCCEEDED:
         return NextState(JobStatus.SUCCEEDED, "succeeded", restarts_used, exit_code=0)
@@ -156,36 +177,42 @@ def next_state(
     if reason is EndReason.CANCELLED:
         return NextState(JobStatus.CANCELLED, f"cancelled ({detail})", restarts_used,
                          last_error=detail or "cancelled")
-    kind = ending.failure or FailureKind.PROGRAM
-    if kind is FailureKind.REFUSED:
+    return None
+
+
+def _never_started(detail: str, restarts_used: int, history: Sequence[PastAttempt],
+                   rules: RetryRules) -> NextState:
+    n = not_started_streak(history) + 1
+    if n >= rules.max_not_started:
         return NextState(JobStatus.FAILED,
-                         f"could not be launched: {detail}; not retried (retrying cannot "
-                         "fix this)", restarts_used, last_error=f"cannot launch: {detail}")
-    if kind is FailureKind.NOT_STARTED:
-        n = not_started_streak(history) + 1
-        if n >= rules.max_not_started:
-            return NextState(JobStatus.FAILED,
-                             f"never started ({detail}); giving up after {n} in a row",
-                             restarts_used,
-                             last_error=f"{n} attempts in a row never started; last: {detail}")
-        return NextState(JobStatus.QUEUED, f"never started ({detail}); placing again",
-                         restarts_used)
-    limit = rules.max_restarts_on_errors
-    if rules.spot_policy and _policy_capacity(kind, ending.spot):
-        return NextState(JobStatus.QUEUED, f"no spot capacity: {detail}; the deadline "
-                         "spot policy decides where and when to try again", restarts_used)
-    if kind in BACKOFF_KINDS:
-        what = "no capacity" if kind is FailureKind.CAPACITY else "launch failed"
-        if restarts_used < limit:
-            n = restarts_used + 1
-            wait = backoff(launch_failure_streak(history) + 1, rules)
-            return NextState(JobStatus.QUEUED,
-                             f"{what}: {detail}; retry {n} of {limit} in {_secs(wait)}", n)
-        return NextState(JobStatus.FAILED, f"{what}: {detail}; no retries left",
+                         f"never started ({detail}); giving up after {n} in a row",
                          restarts_used,
-                         last_error=f"{what}: {detail} (retries used: {restarts_used} of "
-                                    f"max_restarts_on_errors {limit})")
-    # The user's program (or setup) exited non-zero: a failure, never a preemption.
+                         last_error=f"{n} attempts in a row never started; last: {detail}")
+    return NextState(JobStatus.QUEUED, f"never started ({detail}); placing again",
+                     restarts_used)
+
+
+def _launch_failed(kind: FailureKind, detail: str, restarts_used: int,
+                   history: Sequence[PastAttempt], rules: RetryRules) -> NextState:
+    """No capacity or a failed launch: retried after a backoff while retries are left."""
+    limit = rules.max_restarts_on_errors
+    what = "no capacity" if kind is FailureKind.CAPACITY else "launch failed"
+    if restarts_used < limit:
+        n = restarts_used + 1
+        wait = backoff(launch_failure_streak(history) + 1, rules)
+        return NextState(JobStatus.QUEUED,
+                         f"{what}: {detail}; retry {n} of {limit} in {_secs(wait)}", n)
+    return NextState(JobStatus.FAILED, f"{what}: {detail}; no retries left",
+                     restarts_used,
+                     last_error=f"{what}: {detail} (retries used: {restarts_used} of "
+                                f"max_restarts_on_errors {limit})")
+
+
+def _program_failed(ending: Ending, kind: FailureKind, restarts_used: int,
+                    rules: RetryRules) -> NextState:
+    """The user's program (or setup) exited non-zero: a failure, never a preemption."""
+    limit = rules.max_restarts_on_errors
+    detail = ending.detail
     step = "setup" if kind is FailureKind.SETUP else "program"
     code = ending.exit_code
     ended = f"{step} exited with code {code}" if code is not None else f"{step} failed"
