@@ -11,8 +11,10 @@ import os
 import stat
 from pathlib import Path
 
+from gpuopt.core.errors import GpuoptError
 
-class UnreadableFile(ValueError):
+
+class UnreadableFile(GpuoptError, ValueError):
     """The file is not one gpuopt will read; the message says why (path included)."""
 
 

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.jobs.architectures import Architecture, every_layer, local_global
 from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 
@@ -53,7 +54,7 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_DIMENSION = 10**9
 
 
-class HfConfigError(ValueError):
+class HfConfigError(GpuoptError, ValueError):
     """The config.json cannot be turned into an architecture; the message says why."""
 
 

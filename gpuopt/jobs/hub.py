@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuopt.core.errors import GpuoptError
+
 # The Hub's repo id grammar (huggingface_hub.utils.validate_repo_id): one namespace, a
 # name of letters, digits, '-', '_', '.'; at most 96 characters.
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -24,7 +26,7 @@ CONFIG_FILE = "config.json"
 TIMEOUT_S = 10.0
 
 
-class HubError(ValueError):
+class HubError(GpuoptError, ValueError):
     """The config.json could not be had; the message names the model and what to do."""
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.core.safe_text import control_problem
 from gpuopt.jobs.bounded_read import UnreadableFile, read_bounded
 from gpuopt.jobs.errors import SpecError
@@ -167,20 +168,20 @@ def _load_yaml(text: str, filename: str) -> Any:
         raise SpecError(f"{filename}:1: not valid YAML: {first}") from None
 
 
-class _TooDeep(Exception):
+class _TooDeep(GpuoptError):
     pass
 
 
-class _TooBig(Exception):
+class _TooBig(GpuoptError):
     pass
 
 
-class _NulFound(Exception):
+class _NulFound(GpuoptError):
     def __init__(self, loc: tuple[Any, ...]) -> None:
         self.loc = loc
 
 
-class _ControlFound(Exception):
+class _ControlFound(GpuoptError):
     def __init__(self, loc: tuple[Any, ...], problem: str) -> None:
         self.loc, self.problem = loc, problem
 

@@ -23,6 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.spec import JobSpec, ModelSpec
 
@@ -30,7 +31,7 @@ FORMAT = 1
 _ARCH_FIELDS = tuple(f.name for f in dataclasses.fields(Architecture) if f.init)
 
 
-class StoredSpecError(ValueError):
+class StoredSpecError(GpuoptError, ValueError):
     """The stored text is not a resolved spec this version reads; the message says why."""
 
 

@@ -104,6 +104,12 @@ def own_observations(attempts: Sequence[AttemptRow]) -> list[tuple[SpotPlace, Ob
     return out
 
 
+def cause_of(err: Exception) -> Exception:
+    """The failure a wrapping error was raised from (``err`` itself when none)."""
+    cause = err.__cause__
+    return cause if isinstance(cause, Exception) else err
+
+
 def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
     """Log, once, an observation the history could not take."""
     kinds = ", ".join(o.kind.value for _, o in seen)
@@ -122,7 +128,7 @@ def seen_running(job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetim
                  ) -> tuple[list[tuple[SpotPlace, Observed]], list[tuple[SpotPlace, Observed]]]:
     """For the transaction that moved the attempt LAUNCHING -> RUNNING: (its ``launch_ok``,
     the one a launch that returned recorded at ``a.started_at``: record the first unless
-    the second is stored; orchestrator.store.availability.record_observations_unless_or_error)."""
+    the second is stored; orchestrator.store.availability.record_observations_apart)."""
     seen = observed(job, a, ObservationKind.LAUNCH_OK, seen_running_at(a, status, now))
     return seen, observed(job, a, ObservationKind.LAUNCH_OK, a.started_at)
 
@@ -130,15 +136,18 @@ def seen_running(job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetim
 def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,
                  at: datetime) -> None:
     """Record in a transaction of its own. Never raises."""
-    from gpuopt.orchestrator.store.availability import record_observations_or_error
+    from gpuopt.orchestrator.store.availability import (
+        ObservationsNotRecorded,
+        record_observations_apart,
+    )
 
     seen = observed(job, a, kind, at)
     if not seen:
         return
     try:
         with store.transaction() as session:
-            err = record_observations_or_error(session, seen)
+            record_observations_apart(session, seen)
+    except ObservationsNotRecorded as failed:
+        unrecorded(job, a, seen, cause_of(failed))
     except Exception as failed:  # the history is a hint: never break the step for it
-        err = failed
-    if err is not None:
-        unrecorded(job, a, seen, err)
+        unrecorded(job, a, seen, failed)

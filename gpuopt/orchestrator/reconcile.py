@@ -325,8 +325,11 @@ def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
                      now: datetime) -> None:
-    from gpuopt.orchestrator.observing import seen_running
-    from gpuopt.orchestrator.store.availability import record_observations_unless_or_error
+    from gpuopt.orchestrator.observing import cause_of, seen_running
+    from gpuopt.orchestrator.store.availability import (
+        ObservationsNotRecorded,
+        record_observations_apart,
+    )
     from gpuopt.orchestrator.store.jobs_repo import transition, update_attempt
 
     values: dict[str, object] = {}
@@ -346,9 +349,10 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
         if starts and update_attempt(session, a.id or 0, (AttemptPhase.LAUNCHING,),
                                      status=AttemptPhase.RUNNING):
             seen, at_launch = seen_running(job, a, status, now)
-            err = record_observations_unless_or_error(session, seen, at_launch)
-            if err is not None:  # never raises: logged once, the step goes on
-                unrecorded(job, a, seen, err)
+            try:
+                record_observations_apart(session, seen, at_launch)
+            except ObservationsNotRecorded as err:  # logged once, the step goes on
+                unrecorded(job, a, seen, cause_of(err))
         if values:
             update_attempt(session, a.id or 0, OPEN, **values)
         if job.status != want_job:
@@ -399,8 +403,12 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     in one transaction. ``held=False``: it never held a machine (costs nothing)."""
     from gpuopt.core.money import held_cost_micros
     from gpuopt.orchestrator.attempts import wasted_seconds
+    from gpuopt.orchestrator.observing import cause_of
     from gpuopt.orchestrator.stop_retry import CLOSABLE, record_stop_failed, stopped_at_last
-    from gpuopt.orchestrator.store.availability import record_observations_or_error
+    from gpuopt.orchestrator.store.availability import (
+        ObservationsNotRecorded,
+        record_observations_apart,
+    )
     from gpuopt.orchestrator.store.jobs_repo import add_event, transition, update_attempt
 
     job, a, status, now = c.job, c.a, c.status, c.now
@@ -454,7 +462,11 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
             return False  # another loop closed it
         transition(session, job.id, LIVE_JOB_STATUSES, now, **job_values)
         add_event(session, job.id, now, reason, f"attempt {a.number} {nxt.event}")
-        unseen = record_observations_or_error(session, seen)
+        unseen: Exception | None = None
+        try:
+            record_observations_apart(session, seen)
+        except ObservationsNotRecorded as err:  # logged after the commit, the step goes on
+            unseen = cause_of(err)
         if nxt.finished:
             crash_point("ending")  # the job's end and its secrets' removal: one commit
     if unseen is not None:

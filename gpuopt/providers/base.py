@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from gpuopt.core.errors import UserError
+from gpuopt.core.errors import GpuoptError, UserError
 from gpuopt.providers.offer import Offer
 
 
@@ -21,7 +21,7 @@ class CredentialsMissing(UserError):
     """The cloud's SDK credential chain found nothing; the cloud is skipped."""
 
 
-class ProviderError(Exception):
+class ProviderError(GpuoptError):
     """The cloud answered with an error we could not retry past (throttled, 5xx, denied)."""
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import importlib
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.providers.base import Provider
 from gpuopt.providers.clouds import get_cloud
 from gpuopt.providers.extras import require_extra
 
 
-class ProviderUnavailable(Exception):
+class ProviderUnavailable(GpuoptError):
     """The adapter module for a cloud could not be imported."""
 
 

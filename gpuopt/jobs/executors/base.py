@@ -18,6 +18,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from gpuopt.core.errors import GpuoptError
+
 # Re-exported: the failure kinds an executor reports are the lifecycle's own.
 from gpuopt.jobs.states import FailureKind as FailureKind
 
@@ -109,7 +111,7 @@ class AttemptState(StrEnum):
         return self not in (AttemptState.PENDING, AttemptState.RUNNING)
 
 
-class LaunchError(Exception):
+class LaunchError(GpuoptError):
     """The launch did not start the attempt, and nothing of it runs; ``kind`` says whether
     trying again can help (CAPACITY, LAUNCH) or not (REFUSED)."""
 
@@ -118,7 +120,7 @@ class LaunchError(Exception):
         self.kind = kind
 
 
-class LaunchOutcomeUnknown(Exception):
+class LaunchOutcomeUnknown(GpuoptError):
     """The launch may have been accepted (e.g. a timeout after the request was sent): the
     attempt stays open and its fate is learned from ``poll`` before anything new starts."""
 

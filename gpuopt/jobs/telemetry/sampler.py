@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from gpuopt.core.errors import GpuoptError
+
 try:  # noqa: SIM105 (the node's Python may lack what contextlib offers on 3.11)
     from gpuopt.jobs.telemetry.parse import (
         QUERY_ARGS,
@@ -74,7 +76,7 @@ def sample_once(nvidia_smi: str, timeout_s: float) -> tuple:
     return readings, "" if readings else "nvidia-smi printed no GPU readings"
 
 
-class _Stop(Exception):
+class _Stop(GpuoptError):
     pass
 
 

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.orchestrator.api.context import ApiContext
 from gpuopt.orchestrator.api.sessions import COOKIE, LIFETIME_S, csrf_ok, csrf_token
 from gpuopt.orchestrator.api_users import User
@@ -57,7 +58,7 @@ def _session_user(request: Request) -> User | None:
     return User(row.name, row.team, row.is_admin)
 
 
-class SignInRequired(Exception):
+class SignInRequired(GpuoptError):
     pass
 
 

@@ -9,10 +9,12 @@ import tarfile
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from gpuopt.core.errors import GpuoptError
+
 MAX_MEMBERS = 20_000
 
 
-class UploadRefused(Exception):
+class UploadRefused(GpuoptError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.orchestrator.daemon.health import DaemonHealth, TaskOutcome
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ job_log = logging.getLogger("gpuopt.jobs")
 Clock = Callable[[], datetime]
 
 
-class StepFailed(Exception):
+class StepFailed(GpuoptError):
     """A step that did not do its work, already explained (logged without a traceback)."""
 
 

@@ -16,8 +16,9 @@ Adding tables (jobs, attempts, ledger, ...) in a later change:
 2. Write the migration: ``python -m gpuopt.orchestrator.store.migrate revision -m "jobs"``
    (autogenerates from the models against a scratch SQLite database at the current
    head) and review the generated file in ``migrations/versions/``; hand-written
-   ``op.create_table`` calls are fine too. Name it ``NNNN_<slug>.py`` with
-   ``revision = "NNNN"`` and ``down_revision`` = the previous head. Use
+   ``op.create_table`` calls are fine too. The file is ``NNNN_<slug>.py`` (NNNN = the
+   head's number + 1) with ``revision = "NNNN_<slug>"`` (the file's stem) and
+   ``down_revision`` = the previous head (docs/migrations.md). Use
    ``op.batch_alter_table`` for ALTERs so SQLite works. Never edit a shipped revision.
 3. Set ``HEAD`` in ``migrations/__init__.py`` to the new revision (a test checks it
    equals Alembic's head; it lets an up-to-date store open without loading Alembic).

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, func, select, tuple_
 from sqlmodel import Session
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.core.places import Place
 from gpuopt.orchestrator.store.availability_tables import (
     AvailabilityObservationRow,
@@ -119,13 +120,30 @@ def record_observations(session: Session,
     return len(new)
 
 
-def record_observations_or_error(
-        session: Session, observations: Sequence[tuple[SpotPlace, Observed]]
-) -> Exception | None:
-    """:func:`record_observations` under a savepoint of ``session``'s transaction: a
-    failure rolls back only the recording and is returned, never raised (the state
-    change recorded beside it is kept)."""
-    return record_observations_unless_or_error(session, observations, ())
+class ObservationsNotRecorded(GpuoptError):
+    """Recording observations failed and only the recording was rolled back (its
+    savepoint); ``__cause__`` is the failure."""
+
+
+def record_observations_apart(
+        session: Session, observations: Sequence[tuple[SpotPlace, Observed]],
+        unless: Sequence[tuple[SpotPlace, Observed]] = (),
+) -> None:
+    """:func:`record_observations` under a savepoint of ``session``'s transaction,
+    recording nothing when one of ``unless`` is already stored (checked under the same
+    savepoint).
+
+    Raises ObservationsNotRecorded (from the failure) when the recording failed: only the
+    savepoint is rolled back, so the state change recorded beside it in ``session`` is
+    kept and the caller may commit it."""
+    if not observations:
+        return
+    try:
+        with session.begin_nested():
+            if not (unless and is_stored(session, unless)):
+                record_observations(session, observations)
+    except Exception as err:
+        raise ObservationsNotRecorded(str(err)) from err
 
 
 def is_stored(session: Session, observations: Sequence[tuple[SpotPlace, Observed]]) -> bool:
@@ -139,23 +157,6 @@ def is_stored(session: Session, observations: Sequence[tuple[SpotPlace, Observed
         select(_obs.c.place_id)
         .where(tuple_(_obs.c.place_id, _obs.c.at, _obs.c.kind).in_(keys)).limit(1))
     return found.first() is not None
-
-
-def record_observations_unless_or_error(
-        session: Session, observations: Sequence[tuple[SpotPlace, Observed]],
-        unless: Sequence[tuple[SpotPlace, Observed]],
-) -> Exception | None:
-    """:func:`record_observations_or_error`, recording nothing when one of ``unless`` is
-    already stored (checked under the same savepoint)."""
-    if not observations:
-        return None
-    try:
-        with session.begin_nested():
-            if not (unless and is_stored(session, unless)):
-                record_observations(session, observations)
-    except Exception as err:
-        return err
-    return None
 
 
 def load_observations(session: Session, places: Sequence[SpotPlace], since: datetime,

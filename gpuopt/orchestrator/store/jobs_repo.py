@@ -18,7 +18,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from gpuopt.core.errors import UserError
+from gpuopt.core.errors import GpuoptError, UserError
 from gpuopt.core.places import Place
 from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, EndReason, JobStatus
 from gpuopt.orchestrator.store.engine import Store
@@ -183,7 +183,7 @@ def update_attempt(session: Session, attempt_id: int, expected: Sequence[str],
     return bool(getattr(result, "rowcount", 0))
 
 
-class _Lost(Exception):
+class _Lost(GpuoptError):
     """Rolls the claim back: another loop got there first."""
 
 

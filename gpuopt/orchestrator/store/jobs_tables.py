@@ -43,7 +43,7 @@ class JobRow(SQLModel, table=True):
     spec_yaml: str = Field(sa_type=Text)  # the job file as read at submit (for people)
     spec_path: str | None = Field(default=None, max_length=1024)
     # The validated spec as the daemon reads it (jobs.resolved); None on rows stored
-    # before revision 0007_resolved_spec, which are parsed from spec_yaml instead.
+    # before revision 0009_resolved_spec, which are parsed from spec_yaml instead.
     spec_json: str | None = Field(default=None, sa_type=Text)
     submitted_at: datetime = Field(sa_type=UTCDateTime)
     deadline_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

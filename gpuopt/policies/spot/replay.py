@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from gpuopt.core.errors import GpuoptError
 from gpuopt.policies.spot.history import AvailabilityHistory
 from gpuopt.policies.spot.model import (
     NOTHING,
@@ -53,7 +54,7 @@ from gpuopt.policies.spot.model import (
 )
 
 
-class SimulationError(Exception):
+class SimulationError(GpuoptError):
     """The policy broke the model (spot where none is available, or never finishing)."""
 
 

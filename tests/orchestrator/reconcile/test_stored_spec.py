@@ -76,7 +76,7 @@ def test_rows_from_before_the_column_are_parsed_from_their_yaml(tmp_path: Path) 
 
     store = open_store(f"sqlite:///{tmp_path / 'gpuopt.db'}")
     job_id = submit(store, write_job(tmp_path, "old", train_run(20, 0.005)))
-    with store.transaction() as session:  # as a row stored before 0007_resolved_spec
+    with store.transaction() as session:  # as a row stored before 0009_resolved_spec
         session.execute(update(JobRow).where(col(JobRow.id) == job_id).values(spec_json=None))
     with store.session() as session:
         row = session.get(JobRow, job_id)

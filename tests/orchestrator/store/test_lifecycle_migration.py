@@ -1,4 +1,4 @@
-"""Migration 0004 converts the rows written before failure kinds existed (whose kind was
+"""Migration 0005_lifecycle converts the rows written before failure kinds existed (whose kind was
 only told by the prefix of their free-text detail), once; nothing reads that text again."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_old_rows_get_their_failure_kind(db_url: str) -> None:
     from gpuopt.orchestrator.store.migrations import HEAD
 
     engine = sa.create_engine(db_url)
-    command.upgrade(alembic_config(engine), "0003")
+    command.upgrade(alembic_config(engine), "0003_daemon")
     details = {
         1: ("failed", "launch failed: never started: no such attempt"),
         2: ("failed", "launch failed: RuntimeError: boom"),

@@ -1,6 +1,6 @@
 """price history: offer_series + price_change
 
-Revision ID: 0001
+Revision ID: 0001_price_history (before the renumbering: 0001)
 Revises:
 Create Date: 2025-06-01
 """
@@ -12,7 +12,7 @@ from alembic import op
 
 from gpuopt.orchestrator.store.types import UTCSeconds
 
-revision = "0001"
+revision = "0001_price_history"
 down_revision = None
 branch_labels = None
 depends_on = None

@@ -1,7 +1,7 @@
 """jobs: jobs, attempts, job_events
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0002_jobs (before the renumbering: 0002)
+Revises: 0001_price_history
 Create Date: 2025-06-02
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 from gpuopt.orchestrator.store.types import UTCDateTime
 
-revision = "0002"
-down_revision = "0001"
+revision = "0002_jobs"
+down_revision = "0001_price_history"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """daemon: report_sends, daemon_nodes, poll_status
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0003_daemon (before the renumbering: 0003)
+Revises: 0002_jobs
 Create Date: 2025-06-03
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 from gpuopt.orchestrator.store.types import UTCDateTime
 
-revision = "0003"
-down_revision = "0002"
+revision = "0003_daemon"
+down_revision = "0002_jobs"
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,7 @@
 calibration_records (measured peak memory and throughput by configuration)
 
 Revision ID: 0008_telemetry
-Revises: 0009_availability
+Revises: 0007_availability
 Create Date: 2026-12-01
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 from gpuopt.orchestrator.store.types import UTCDateTime
 
 revision = "0008_telemetry"
-down_revision = "0009_availability"  # main's head when rebased; the lead re-chains if needed
+down_revision = "0007_availability"
 branch_labels = None
 depends_on = None
 

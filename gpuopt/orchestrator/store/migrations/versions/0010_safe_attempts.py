@@ -8,7 +8,7 @@
   the retry state of an attempt whose stop failed (phase ``stop_failed``).
 
 Revision ID: 0010_safe_attempts
-Revises: 0007_resolved_spec
+Revises: 0009_resolved_spec
 Create Date: 2026-12-02
 """
 
@@ -20,7 +20,7 @@ from alembic import op
 from gpuopt.orchestrator.store.types import UTCDateTime
 
 revision = "0010_safe_attempts"
-down_revision = "0007_resolved_spec"
+down_revision = "0009_resolved_spec"
 branch_labels = None
 depends_on = None
 
@@ -50,7 +50,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # Plain DROP COLUMN (SQLite >= 3.35), as 0004 does: batch mode would re-create the table.
+    # Plain DROP COLUMN (SQLite >= 3.35), as 0005_lifecycle does: batch mode would re-create the table.
     for column in ("stop_error", "stop_error_kind", "next_stop_at", "stop_failures",
                    "boot_id", "host"):
         op.drop_column("attempts", column)

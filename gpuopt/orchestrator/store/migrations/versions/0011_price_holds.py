@@ -2,7 +2,7 @@
 series' price when held (issue 26.6: changes are held too, not only new series)
 
 Revision ID: 0011_price_holds
-Revises: 0007_resolved_spec
+Revises: 0010_safe_attempts
 Create Date: 2026-12-02
 """
 

@@ -1,8 +1,8 @@
 """attempts.progress_step / progress_total as BIGINT (a token count passes 2^31);
 pending_price (new price series held for a second poll)
 
-Revision ID: 0006
-Revises: 0003
+Revision ID: 0004_bigint_progress (before the renumbering: 0006)
+Revises: 0003_daemon
 Create Date: 2026-12-01
 """
 
@@ -13,8 +13,8 @@ from alembic import op
 
 from gpuopt.orchestrator.store.types import UTCSeconds
 
-revision = "0006"
-down_revision = "0003"
+revision = "0004_bigint_progress"
+down_revision = "0003_daemon"
 branch_labels = None
 depends_on = None
 

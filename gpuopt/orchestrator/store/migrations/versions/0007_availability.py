@@ -4,8 +4,8 @@ Where spot was observed (cloud, region, zone, instance type, market) and what wa
 observed there: launches that succeeded or failed for capacity, preemptions, releases,
 spot offers listed or gone, placement scores (policies.spot.observed).
 
-Revision ID: 0009_availability
-Revises: 0007
+Revision ID: 0007_availability (before the renumbering: 0009_availability)
+Revises: 0006_offer_host_scores
 Create Date: 2026-12-01
 """
 
@@ -16,8 +16,8 @@ from alembic import op
 
 from gpuopt.orchestrator.store.types import UTCSeconds
 
-revision = "0009_availability"
-down_revision = "0007"  # main's head when this was rebased; the lead re-chains if needed
+revision = "0007_availability"
+down_revision = "0006_offer_host_scores"
 branch_labels = None
 depends_on = None
 

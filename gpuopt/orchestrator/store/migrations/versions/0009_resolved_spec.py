@@ -4,7 +4,7 @@ Written at submit from the one read of the job file, with the model's architectu
 resolved, so the daemon places and closes attempts without the submitter's files. Rows
 stored before this revision keep NULL and are parsed from spec_yaml as before.
 
-Revision ID: 0007_resolved_spec
+Revision ID: 0009_resolved_spec (before the renumbering: 0007_resolved_spec)
 Revises: 0008_telemetry
 Create Date: 2026-12-01
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_resolved_spec"
+revision = "0009_resolved_spec"
 down_revision = "0008_telemetry"
 branch_labels = None
 depends_on = None
@@ -25,5 +25,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # Plain DROP COLUMN (SQLite >= 3.35), as 0004 does: batch mode would re-create ``jobs``.
+    # Plain DROP COLUMN (SQLite >= 3.35), as 0005_lifecycle does: batch mode would re-create ``jobs``.
     op.drop_column("jobs", "spec_json")

@@ -5,8 +5,8 @@ two fields a job's resources.min_host_reliability / verified_hosts_only filter o
 offers read back from the store are filtered as freshly polled ones are. NULL for every
 cloud whose hosts are its own.
 
-Revision ID: 0007
-Revises: 0004
+Revision ID: 0006_offer_host_scores (before the renumbering: 0007)
+Revises: 0005_lifecycle
 Create Date: 2026-12-01
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0004"
+revision = "0006_offer_host_scores"
+down_revision = "0005_lifecycle"
 branch_labels = None
 depends_on = None
 

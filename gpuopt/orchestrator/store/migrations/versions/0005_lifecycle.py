@@ -7,8 +7,8 @@ text again. Status columns keep their values, which are the enums' values; rows 
 anything else are refused by the ORM from now on, so this migration checks there are none.
 jobs.step_failures / step_error count reconcile steps of a job that raised, in a row.
 
-Revision ID: 0004
-Revises: 0006
+Revision ID: 0005_lifecycle (before the renumbering: 0004)
+Revises: 0004_bigint_progress
 Create Date: 2026-12-01
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0006"  # after main's 0006 (BIGINT progress); the lead re-chains
+revision = "0005_lifecycle"
+down_revision = "0004_bigint_progress"
 branch_labels = None
 depends_on = None
 
