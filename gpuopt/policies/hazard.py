@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 
 from gpuopt.core.places import Place
-from gpuopt.providers.clouds import default_preemptions_per_hour
+from gpuopt.providers.clouds import default_preemptions_per_hour, sells_spot
 from gpuopt.providers.offer import Offer
 
 HOURS_PER_MONTH = 730.0
@@ -70,6 +70,8 @@ def min_hazard(
     the planner uses to stop walking pricier spot offers that cannot be faster."""
     if defaults is None:
         defaults = default_preemptions_per_hour()
-    rates = [advisor_hazard(0), FALLBACK_PREEMPTIONS_PER_HOUR, *defaults.values()]
+    # a cloud that sells no spot (its default is 0) has no spot offer to bound
+    rates = [advisor_hazard(0), FALLBACK_PREEMPTIONS_PER_HOUR,
+             *(rate for cloud, rate in defaults.items() if sells_spot(cloud))]
     rates += [n / h for n, h in (observed or {}).values() if h >= MIN_OBSERVED_HOURS]
     return max(0.0, min(rates))

@@ -6,18 +6,45 @@ SkyPilot names and catalog columns, the report's chart colours and the placement
 policy's default preemption hazards. Adding a cloud is one adapter folder
 (``providers/<name>/``) plus one entry here. Read it through the functions below (at
 call time; no other module imports ``CLOUDS`` itself), so a test can monkeypatch it.
+
+What a cloud can do (its capabilities) is here too, so no code outside this registry and
+the adapter folders branches on a cloud's name: whether it sells spot, whether SkyPilot
+lists it per zone, its inter-node fabrics, how SkyPilot's catalog prices and names its
+instances. Tables and functions too long for an entry live in the adapter folder's
+``capabilities.py`` (pure data, no SDK), which the entry points to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpuopt.core.errors import UserError
+from gpuopt.providers.aws import capabilities as aws
+from gpuopt.providers.azure import capabilities as azure
+from gpuopt.providers.fabric import Fabric
+from gpuopt.providers.gcp import capabilities as gcp
+from gpuopt.providers.offer import Market
 
 _SKY_COMMON = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB",
                "GpuInfo")
+
+
+def _same(instance_type: str) -> str:
+    return instance_type
+
+
+def _every_market(instance_type: str) -> frozenset[Market] | None:
+    return None
+
+
+def _no_columns(instance_type: str) -> Mapping[str, str]:
+    return {}
+
+
+def _no_region(zone_name: str) -> str | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +57,10 @@ class Cloud:
     chart_color: str  # the weekly report's colour for this cloud
     # Spot preemptions per held hour when neither the cloud nor gpuopt's own history says
     # anything (see policies/hazard.py); overridable in the [placement] configuration.
+    # 0 for a cloud that sells no spot.
     default_preemptions_per_hour: float
+    # The cloud sells spot (interruptible) capacity at all.
+    sells_spot: bool = True
     # SkyPilot's catalog (vms.csv) columns for this cloud, in SkyPilot's order
     # (sky/catalog/data_fetchers/fetch_<cloud>.py); empty = not exported to SkyPilot.
     skypilot_catalog_columns: tuple[str, ...] = ()
@@ -59,6 +89,25 @@ class Cloud:
     # stay per zone and the plan pins the zone. Elsewhere a region's zones share a price
     # and catalog rows are kept per zone only where they disagree.
     spot_per_zone: bool = False
+    # Instance type -> the inter-node fabric between two such instances (multi-node
+    # placements); an instance type not listed is placed on one node only.
+    fabrics: Mapping[str, Fabric] = field(default_factory=lambda: MappingProxyType({}))
+    # The VM SkyPilot launches for an offer's instance type (GCP: the VM part of a VM
+    # with attached GPUs, 'n1-standard-8+1xT4' -> 'n1-standard-8').
+    skypilot_vm_type: Callable[[str], str] = _same
+    # SkyPilot's catalog prices the GPUs on rows of their own (empty InstanceType) and
+    # the VM apart, adding them up (GCP); else one row per instance type.
+    skypilot_gpu_rows_apart: bool = False
+    # The markets an instance type is sold in where narrower than the catalog's columns
+    # (None: whatever the catalog prices).
+    sold_markets: Callable[[str], frozenset[Market] | None] = _every_market
+    # A SkyPilot catalog row's columns beyond the common ones, for an instance type.
+    skypilot_row_extras: Callable[[str], Mapping[str, str]] = _no_columns
+    # The file (a glob in the cloud's SkyPilot catalog folder) in which SkyPilot keeps
+    # this account's zone id -> zone name mapping, for a catalog keyed by zone id (AWS);
+    # and the region of a zone name. Empty: the catalog names zones.
+    skypilot_zone_id_mapping: str = ""
+    region_of_zone: Callable[[str], str | None] = _no_region
 
     @property
     def has_adapter(self) -> bool:
@@ -90,6 +139,10 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             ),
             sdk_modules=("boto3", "botocore"),
             spot_per_zone=True,
+            fabrics=aws.FABRICS,
+            skypilot_row_extras=aws.skypilot_row_extras,
+            skypilot_zone_id_mapping=aws.ZONE_ID_MAPPING_GLOB,
+            region_of_zone=aws.region_of_zone,
             # EC2 API error codes (AWSEC2/latest/APIReference/errors-overview.html)
             capacity_error_codes=("InsufficientInstanceCapacity", "SpotMaxPriceTooLow",
                                   "MaxSpotInstanceCountExceeded"),
@@ -105,6 +158,10 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             ),
             sdk_modules=("google.cloud.compute_v1", "google.cloud.billing_v1"),
             skypilot_gpu_info_is_name=True,
+            fabrics=gcp.FABRICS,
+            skypilot_vm_type=gcp.vm_type,
+            skypilot_gpu_rows_apart=True,
+            sold_markets=gcp.sold_markets,
             # Compute Engine operation error codes (cloud.google.com/compute/docs/troubleshooting)
             capacity_error_codes=("ZONE_RESOURCE_POOL_EXHAUSTED",
                                   "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", "STOCKOUT",
@@ -121,6 +178,8 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_gpu_names=MappingProxyType({"A100-80GB-PCIe": "A100-80GB",
                                                  "H100-NVL": "H100"}),
             skypilot_gpu_info_is_name=True,
+            fabrics=azure.FABRICS,
+            skypilot_row_extras=azure.skypilot_row_extras,
             # Azure Resource Manager error codes (learn.microsoft.com: virtual-machines/
             # allocation-failure, azure-resource-manager/troubleshooting/error-sku-not-available)
             capacity_error_codes=("SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",
@@ -136,7 +195,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
         Cloud(
             name="lambda", display_name="Lambda", adapter_module="gpuopt.providers.lambda_cloud",
             adapter_class="LambdaProvider", skypilot_name="lambda", chart_color="#b07aa1",
-            default_preemptions_per_hour=0.1,
+            default_preemptions_per_hour=0.0, sells_spot=False,
             # sky/catalog/data_fetchers/fetch_lambda_cloud.py
             skypilot_catalog_columns=("InstanceType", "AcceleratorName", "AcceleratorCount",
                                       "vCPUs", "MemoryGiB", "Price", "Region", "GpuInfo",
@@ -253,4 +312,21 @@ def check_cloud(name: object) -> str:
 def default_preemptions_per_hour() -> dict[str, float]:
     """Cloud -> its default spot preemption hazard (per held hour)."""
     return {c.name: c.default_preemptions_per_hour for c in CLOUDS.values()}
+
+
+def sells_spot(name: str) -> bool:
+    """Whether ``name`` sells spot capacity (a cloud the registry does not know: True,
+    the cautious answer for a hazard bound)."""
+    entry = CLOUDS.get(name)
+    return entry is None or entry.sells_spot
+
+
+def zone_id_clouds() -> tuple[Cloud, ...]:
+    """The clouds whose SkyPilot catalog keys zones by id (with the account's mapping)."""
+    return tuple(c for c in CLOUDS.values() if c.skypilot_zone_id_mapping)
+
+
+def find_skypilot_cloud(skypilot_name: str) -> Cloud | None:
+    """The registry entry SkyPilot calls ``skypilot_name``, or None."""
+    return next((c for c in CLOUDS.values() if c.skypilot_name == skypilot_name), None)
 

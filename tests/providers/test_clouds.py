@@ -2,6 +2,9 @@
 
 - no product module spells a list of cloud names by hand (a tuple/list/set/dict literal
   or a ``Literal[...]`` naming two or more registered clouds);
+- no product module outside the registry and the adapter folders spells a cloud's name
+  at all (``if cloud == "aws"``, ``{"aws": ...}``, ``root / "aws"``): what a cloud can do
+  is a capability in its registry entry (the exceptions are listed with their reason);
 - a cloud added to the registry (here: monkeypatched) is accepted everywhere the clouds
   are checked: the job spec, the offer integrity check, the configuration, the adapter
   lookup, the SkyPilot task builder, the default hazard and the chart colours.
@@ -52,6 +55,63 @@ def test_no_module_spells_the_cloud_list_by_hand() -> None:
         if p != REGISTRY and "migrations" not in p.parts for f in _hand_spelled(p, names)
     ]
     assert found == []
+
+
+# Modules outside the registry and the adapter folders that may spell a cloud's name,
+# each with why it is not a branch on a cloud.
+SPELLS_A_CLOUD_NAME = {
+    "gpuopt/orchestrator/daemon/logs.py":
+        "'azure' is the Azure SDK's logger name (quietened with urllib3's and msal's)",
+    "gpuopt/orchestrator/simulate/daemon_engine.py":
+        "the simulated daemon's single cloud and region (a scenario, not a branch)",
+}
+
+
+def _adapter_folders() -> set[Path]:
+    return {REPO / "gpuopt" / "providers" / c.adapter_module.split(".")[2]
+            for c in clouds.registered_clouds() if c.has_adapter}
+
+
+def _cloud_names_spelled(path: Path, names: frozenset[str]) -> list[str]:
+    """Every string constant that is a registered cloud's name (docstrings are prose)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
+    return [f"{shown}:{node.lineno} {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value in names]
+
+
+def _product_outside_the_registry() -> list[Path]:
+    adapters = _adapter_folders()
+    return [p for p in sorted((REPO / "gpuopt").rglob("*.py"))
+            if p != REGISTRY and "migrations" not in p.parts
+            and not any(a in p.parents for a in adapters)]
+
+
+def test_no_cloud_name_is_spelled_outside_the_registry_and_its_adapters() -> None:
+    names = frozenset(cloud_names())
+    found = [f for p in _product_outside_the_registry()
+             if str(p.relative_to(REPO)) not in SPELLS_A_CLOUD_NAME
+             for f in _cloud_names_spelled(p, names)]
+    assert found == []
+
+
+def test_each_allowed_exception_still_spells_a_cloud_name() -> None:
+    """An exception that no longer applies is removed from the list, not kept."""
+    names = frozenset(cloud_names())
+    for rel, why in SPELLS_A_CLOUD_NAME.items():
+        assert why and _cloud_names_spelled(REPO / rel, names), rel
+
+
+def test_the_name_check_sees_branches(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""aws is named in prose."""\nif cloud == "gcp":\n    pass\n'
+                   'X = {"azure": 1}\nY = root / "aws"\nZ = "lambda" if a else "b"\n',
+                   encoding="utf-8")
+    found = _cloud_names_spelled(bad, frozenset(cloud_names()))
+    assert sorted(f.split(":", 1)[1] for f in found) == [
+        "2 'gcp'", "4 'azure'", "5 'aws'", "6 'lambda'"]
 
 
 def test_the_registry_is_read_at_call_time() -> None:
@@ -153,7 +213,10 @@ def test_registry_entries_are_complete() -> None:
     for name, entry in CLOUDS.items():
         assert entry.name == name and entry.display_name and entry.skypilot_name
         assert entry.chart_color.startswith("#") and len(entry.chart_color) == 7
-        assert 0 < entry.default_preemptions_per_hour <= 1
+        if entry.sells_spot:
+            assert 0 < entry.default_preemptions_per_hour <= 1
+        else:  # no spot offer can be preempted
+            assert entry.default_preemptions_per_hour == 0
         if entry.has_adapter:
             folder = entry.adapter_module.rsplit(".", 1)[-1]
             assert (REPO / "gpuopt" / "providers" / folder).is_dir()
@@ -161,3 +224,32 @@ def test_registry_entries_are_complete() -> None:
             assert entry.skypilot_catalog_columns and not entry.adapter_class
     assert replace(CLOUDS["aws"], skypilot_catalog_columns=()).skypilot_zonal is False
     assert CLOUDS["aws"].skypilot_zonal and not CLOUDS["azure"].skypilot_zonal
+
+
+def test_lambda_sells_no_spot_and_carries_no_default_hazard() -> None:
+    """Lambda Cloud sells on-demand and reserved instances only (its instance-types API
+    has no spot price), so its default hazard is 0 and it bounds no planner search."""
+    from gpuopt.policies.hazard import advisor_hazard, min_hazard
+
+    lam = CLOUDS["lambda"]
+    assert not lam.sells_spot and lam.default_preemptions_per_hour == 0
+    assert [c.name for c in clouds.registered_clouds() if not c.sells_spot] == ["lambda"]
+    assert min_hazard() == advisor_hazard(0) > 0  # lambda's 0 is not a spot hazard
+
+
+def test_capabilities_point_into_the_adapter_folders() -> None:
+    from gpuopt.providers.fabrics import FABRICS, fabric_for
+
+    assert {c for c, _ in FABRICS} == {"aws", "gcp", "azure"}
+    for (cloud, itype), fabric in FABRICS.items():
+        assert fabric_for(cloud, itype) is fabric
+        assert CLOUDS[cloud].fabrics[itype] is fabric
+        assert CLOUDS[cloud].fabrics.__class__ is MappingProxyType
+    assert fabric_for("newcloud", "p5.48xlarge") is None
+    assert CLOUDS["gcp"].skypilot_vm_type("n1-standard-8+1xT4") == "n1-standard-8"
+    assert CLOUDS["aws"].skypilot_vm_type("p5.48xlarge") == "p5.48xlarge"
+    assert CLOUDS["aws"].skypilot_row_extras("g5g.xlarge") == {"Arch": "arm64"}
+    assert CLOUDS["azure"].skypilot_row_extras("Standard_NC6") == {"Generation": "V1,V2"}
+    assert CLOUDS["aws"].region_of_zone("us-east-1c") == "us-east-1"
+    assert [c.name for c in clouds.zone_id_clouds()] == ["aws"]
+    assert [c.name for c in clouds.registered_clouds() if c.skypilot_gpu_rows_apart] == ["gcp"]

@@ -17,8 +17,9 @@ types and every GPU gpuopt does not price stay as they were. A cloud for which S
 has no catalog cached is refused, not written from gpuopt's rows alone (SkyPilot would
 take such a file for a user's edit, never refresh it, and find no CPU instance in it).
 
-GCP: SkyPilot prices the VM and its GPUs on separate rows (the VM row with its instance
-type, the accelerator row with an empty one) and adds them up. gpuopt's GCP offer is the
+GCP (the registry's ``skypilot_gpu_rows_apart``): SkyPilot prices the VM and its GPUs on
+separate rows (the VM row with its instance type, the accelerator row with an empty one)
+and adds them up. gpuopt's GCP offer is the
 total, so the accelerator row gets the offer's price minus SkyPilot's price of that VM in
 that zone. Not exported, each with its reason in the report: reserved markets (the catalog
 holds on-demand and spot prices only), and offers SkyPilot's catalog has no matching row
@@ -37,8 +38,13 @@ from pathlib import Path
 
 from gpuopt.core.money import round_to_micro
 from gpuopt.jobs.executors.sky_task import sky_accelerator
-from gpuopt.providers.clouds import find_cloud, registered_clouds
-from gpuopt.providers.gcp.catalog import split_instance_type
+from gpuopt.providers.clouds import (
+    Cloud,
+    find_cloud,
+    get_cloud,
+    registered_clouds,
+    zone_id_clouds,
+)
 from gpuopt.providers.offer import Market, Offer
 
 # sky.skylet.constants.CATALOG_SCHEMA_VERSION in SkyPilot 0.14.1 (a test checks it).
@@ -136,12 +142,14 @@ def offers_to_rows(
     zone_ids: Mapping[str, str] | None = None,
 ) -> tuple[list[Row], ExportReport]:
     """One catalog row per (instance type, region, zone), on-demand price in ``Price`` and
-    spot price in ``SpotPrice``. Pure. ``zone_ids`` maps AWS zone names to the zone ids
-    SkyPilot's AWS catalog stores (``aws/az_mappings-*.csv``); without it names are kept."""
+    spot price in ``SpotPrice``. Pure. ``zone_ids`` maps zone names to the zone ids a
+    catalog keyed by zone id stores (the registry's ``skypilot_zone_id_mapping``: AWS's
+    ``aws/az_mappings-*.csv``); without it names are kept."""
     report = ExportReport()
     chosen = [o for o in offers if o.cloud == cloud and _exportable(o, report)]
-    if cloud == "gcp":
-        return _gcp_accelerator_rows(chosen, existing, report)
+    entry = find_cloud(cloud)
+    if entry is not None and entry.skypilot_gpu_rows_apart:
+        return _accelerator_rows(entry, chosen, existing, report)
     if not _regional(cloud):
         return _global_price_rows(cloud, chosen, existing, report)
     zonal = _zonal(cloud)
@@ -210,10 +218,12 @@ def _count(value: str) -> str:
         return value
 
 
-def _gcp_accelerator_rows(
-    offers: Sequence[Offer], existing: Sequence[Mapping[str, str]], report: ExportReport
+def _accelerator_rows(
+    cloud: Cloud, offers: Sequence[Offer], existing: Sequence[Mapping[str, str]],
+    report: ExportReport,
 ) -> tuple[list[Row], ExportReport]:
-    """GCP: the accelerator rows (empty InstanceType) re-priced as offer - SkyPilot's VM."""
+    """GPUs priced apart from the VM (GCP): the accelerator rows (empty InstanceType)
+    re-priced as offer - SkyPilot's VM."""
     vms: dict[tuple[str, str, str], Mapping[str, str]] = {}
     accs: dict[tuple[str, str, str, str], Mapping[str, str]] = {}
     for row in existing:
@@ -229,7 +239,7 @@ def _gcp_accelerator_rows(
     for o in sorted(offers, key=lambda o: (o.instance_type, o.region, o.zone or "",
                                            o.market.value)):
         acc, count = sky_accelerator(o.gpu, o.cloud), _num(o.gpu_count)
-        vm = split_instance_type(o.instance_type)[0]  # 'n1-standard-8+1xT4' -> the VM
+        vm = cloud.skypilot_vm_type(o.instance_type)  # 'n1-standard-8+1xT4' -> the VM
         zones = [o.zone] if o.zone else sorted(
             z for (a, c, r, z) in accs if (a, c, r) == (acc, count, o.region))
         zones = [z for z in zones if (acc, count, o.region, z) in accs
@@ -272,11 +282,9 @@ def _new_row(cloud: str, offer: Offer, zone: str) -> Row:
     }
     if _zonal(cloud):
         row["AvailabilityZone"] = zone
-    if cloud == "aws":
-        family = offer.instance_type.split(".")[0]
-        row["Arch"] = "arm64" if family.endswith("g") else "x86_64"  # g5g: Graviton
-    if cloud == "azure":
-        row["Generation"] = "V1,V2"
+    entry = find_cloud(cloud)
+    if entry is not None:  # AWS: Arch; Azure: Generation
+        row.update(entry.skypilot_row_extras(offer.instance_type))
     return row
 
 
@@ -334,9 +342,13 @@ def catalog_root() -> Path:
     return base / ".sky" / "catalogs" / CATALOG_SCHEMA_VERSION
 
 
-def _aws_zone_ids(root: Path) -> dict[str, str]:
-    """Zone name -> zone id from SkyPilot's newest ``aws/az_mappings-*.csv``, if any."""
-    files = sorted((root / "aws").glob("az_mappings-*.csv"), key=lambda p: p.stat().st_mtime)
+def _zone_ids(cloud: Cloud, root: Path) -> dict[str, str]:
+    """Zone name -> zone id from SkyPilot's newest zone mapping of ``cloud`` (AWS:
+    ``aws/az_mappings-*.csv``), if it keeps one."""
+    if not cloud.skypilot_zone_id_mapping:
+        return {}
+    files = sorted((root / cloud.skypilot_name).glob(cloud.skypilot_zone_id_mapping),
+                   key=lambda p: p.stat().st_mtime)
     if not files:
         return {}
     _, rows = parse_csv(files[-1].read_text(encoding="utf-8"))
@@ -346,22 +358,24 @@ def _aws_zone_ids(root: Path) -> dict[str, str]:
 
 def launchable_regions(root: Path | None = None) -> dict[str, frozenset[str]]:
     """Per cloud, the regions SkyPilot can launch in for this account, where SkyPilot
-    says so: AWS, the regions of the zones in its newest ``aws/az_mappings-*.csv``
-    (SkyPilot joins its catalog on that mapping, so a region without zones there, an
-    opt-in region the account has not enabled, is "Invalid region" to it). Empty
-    without a mapping: then SkyPilot itself keeps every region of its catalog."""
-    import re
+    says so: a cloud whose catalog is keyed by zone id (AWS), the regions of the zones
+    in its newest zone mapping (``aws/az_mappings-*.csv``; SkyPilot joins its catalog
+    on that mapping, so a region without zones there, an opt-in region the account has
+    not enabled, is "Invalid region" to it). None for a cloud without a mapping: then
+    SkyPilot itself keeps every region of its catalog."""
+    out: dict[str, frozenset[str]] = {}
+    for cloud in zone_id_clouds():
+        names = _zone_ids(cloud, root or catalog_root())
+        regions = {r for name in names if (r := cloud.region_of_zone(name))}
+        if regions:
+            out[cloud.name] = frozenset(regions)
+    return out
 
-    names = _aws_zone_ids(root or catalog_root())
-    region_of = re.compile(r"^([a-z]{2}(?:-gov)?-[a-z]+-\d+)")
-    regions = {m.group(1) for name in names if (m := region_of.match(name))}
-    return {"aws": frozenset(regions)} if regions else {}
 
-
-def aws_zone_name(zone_id: str, root: Path | None = None) -> str | None:
-    """This account's name of an AWS zone id (use1-az2 -> us-east-1c), from the mapping
+def zone_name(cloud: str, zone_id: str, root: Path | None = None) -> str | None:
+    """This account's name of a zone id (AWS: use1-az2 -> us-east-1c), from the mapping
     SkyPilot wrote with the account's credentials; None without one."""
-    names = {v: k for k, v in _aws_zone_ids(root or catalog_root()).items()}
+    names = {v: k for k, v in _zone_ids(get_cloud(cloud), root or catalog_root()).items()}
     return names.get(zone_id)
 
 
@@ -394,7 +408,7 @@ def sync_catalogs(offers: Iterable[Offer], root: Path | None = None) -> dict[str
                 f"prices to SkyPilot's full catalog: run `sky show-gpus --infra {cloud}` "
                 f"(SkyPilot downloads it), then sync again"))
             continue
-        zone_ids = _aws_zone_ids(root) if cloud == "aws" else None
+        zone_ids = _zone_ids(get_cloud(cloud), root) or None
         text, reports[cloud] = export_text(cloud, offers, base, zone_ids)
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():

@@ -17,7 +17,7 @@ from gpuopt.core.buckets import BUCKET_SCHEMES, bucket_scheme
 from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
 from gpuopt.jobs.executors.contract import SKYPILOT_NODE_ENV, contract_env, parse_progress
-from gpuopt.providers.clouds import find_cloud, registered_clouds
+from gpuopt.providers.clouds import find_cloud, find_skypilot_cloud, registered_clouds
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -259,12 +259,9 @@ def plan_task(
         if placement.gpu and placement.gpu_count > 0
         else None
     )
-    instance_type = placement.instance_type
-    if placement.cloud == "gcp" and instance_type:
-        # 'n1-standard-8+1xT4' (a VM with attached GPUs) is the VM plus accelerators
-        from gpuopt.providers.gcp.catalog import split_instance_type
-
-        instance_type = split_instance_type(instance_type)[0]
+    # GCP: 'n1-standard-8+1xT4' (a VM with attached GPUs) is the VM plus accelerators
+    instance_type = (cloud.skypilot_vm_type(placement.instance_type)
+                     if placement.instance_type else placement.instance_type)
     return SkyTaskPlan(
         name=spec.name or spec.job_id,
         # the contract's node variables from SkyPilot's, then the user's command
@@ -299,16 +296,18 @@ def _pinnable_zone(region: str | None, zone: str | None) -> str | None:
     return None
 
 
-def pin_aws_zone_id(plan: SkyTaskPlan, zone: str | None, root: Path | None = None
-                    ) -> SkyTaskPlan:
-    """``plan`` pinned to the zone the placement named by AWS zone id, when SkyPilot's
-    az_mappings file (written with the account's credentials) names it; else as it is
-    (the region only)."""
-    if plan.cloud != "aws" or not zone or plan.zone or not plan.region:
+def pin_zone_id(plan: SkyTaskPlan, zone: str | None, root: Path | None = None
+                ) -> SkyTaskPlan:
+    """``plan`` pinned to the zone the placement named by zone id (AWS), when SkyPilot's
+    zone mapping (``aws/az_mappings-*.csv``, written with the account's credentials)
+    names it; else as it is (the region only)."""
+    cloud = find_skypilot_cloud(plan.cloud)
+    if (cloud is None or not cloud.skypilot_zone_id_mapping or not zone or plan.zone
+            or not plan.region):
         return plan
-    from gpuopt.jobs.executors.sky_catalog import aws_zone_name
+    from gpuopt.jobs.executors.sky_catalog import zone_name
 
-    name = aws_zone_name(zone, root)
+    name = zone_name(cloud.name, zone, root)
     if name is None or not name.startswith(plan.region):
         return plan
     return replace(plan, zone=name)

@@ -30,7 +30,7 @@ from gpuopt.jobs.executors.sky_task import (
     PROGRESS_ECHO_S,
     exit_code_from_lines,
     is_wrapper_line,
-    pin_aws_zone_id,
+    pin_zone_id,
     plan_task,
     progress_from_lines,
 )
@@ -78,7 +78,7 @@ class SkyPilotExecutor:
         # user errors before any call
         plan = plan_task(spec, mount_mode=self.mount_mode, progress_echo_s=self.progress_echo_s,
                          telemetry_interval_s=self.telemetry_interval)
-        plan = pin_aws_zone_id(plan, spec.placement.zone)
+        plan = pin_zone_id(plan, spec.placement.zone)
         if name in self._final or self.client.status(name) is not None:
             return LaunchResult(name, adopted=True)
         # Any launch request ever made under this name means the attempt exists (still

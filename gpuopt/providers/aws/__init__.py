@@ -4,6 +4,14 @@
 every boto3 call, ``provider`` ties them together. boto3 is imported lazily.
 """
 
-from gpuopt.providers.aws.provider import AwsProvider
+from typing import TYPE_CHECKING
+
+from gpuopt.core.lazy_import import lazy_attributes
+
+if TYPE_CHECKING:
+    from gpuopt.providers.aws.provider import AwsProvider
 
 __all__ = ["AwsProvider"]
+# The adapter (and its SDK's adaptor) is imported on first use: the cloud registry
+# reads this folder's capabilities module without loading the adapter.
+__getattr__ = lazy_attributes(__name__, {"AwsProvider": "gpuopt.providers.aws.provider"})

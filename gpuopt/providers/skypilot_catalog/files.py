@@ -87,18 +87,23 @@ def read_catalog(f: CatalogFile) -> ParsedCatalog:
     except (OSError, UnicodeDecodeError) as err:
         raise UserError(f"{f.path}: cannot be read ({type(err).__name__}: {err})",
                         exit_code=2) from None
-    zone_names = aws_zone_names(f.path.parent) if f.cloud == "aws" else None
-    return parse_catalog(get_cloud(f.cloud), text, str(f.path), f.mtime,
-                         source_label(f.mtime), zone_names)
+    cloud = get_cloud(f.cloud)
+    zone_names = zone_id_names(f.path.parent, cloud.skypilot_zone_id_mapping)
+    return parse_catalog(cloud, text, str(f.path), f.mtime, source_label(f.mtime),
+                         zone_names or None)
 
 
-def aws_zone_names(folder: Path) -> dict[str, str]:
-    """Zone id -> this account's zone name, from SkyPilot's newest ``az_mappings-*.csv``
-    beside the AWS catalog (SkyPilot writes it with the account's credentials); empty
-    without one. A file that cannot be read is ignored (the zones stay ids)."""
+def zone_id_names(folder: Path, mapping: str) -> dict[str, str]:
+    """Zone id -> this account's zone name, from SkyPilot's newest zone mapping
+    (``mapping``, a glob: the registry's ``skypilot_zone_id_mapping``, AWS's
+    ``az_mappings-*.csv``) beside the catalog (SkyPilot writes it with the account's
+    credentials); empty without one, or for a cloud without a mapping (``mapping``
+    empty). A file that cannot be read is ignored (the zones stay ids)."""
     import csv
 
-    files = sorted(folder.glob("az_mappings-*.csv"), key=lambda p: p.stat().st_mtime)
+    if not mapping:
+        return {}
+    files = sorted(folder.glob(mapping), key=lambda p: p.stat().st_mtime)
     if not files:
         return {}
     try:

@@ -148,7 +148,7 @@ def _rows(cloud: Cloud, text: str, file: str) -> tuple[list[_Row], int]:
 
         accelerator = get("AcceleratorName")
         if not accelerator:
-            if cloud.name == "gcp" and get("InstanceType"):
+            if cloud.skypilot_gpu_rows_apart and get("InstanceType"):
                 out.append(_host_row(get, line_no, file))
             continue
         count_d = _decimal(get("AcceleratorCount"), file, line_no, "AcceleratorCount")
@@ -169,7 +169,7 @@ def _rows(cloud: Cloud, text: str, file: str) -> tuple[list[_Row], int]:
 
 
 def _host_row(get: object, line: int, file: str) -> _Row:
-    g = get  # a GCP host row: machine type, shape and prices, no accelerator
+    g = get  # a host row (GCP): machine type, shape and prices, no accelerator
     assert callable(g)
     return _Row(line=line, instance_type=g("InstanceType"), accelerator="", count=0,
                 vcpus=float(_decimal(g("vCPUs"), file, line, "vCPUs") or 0),
@@ -219,7 +219,7 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
     if zone_names:
         rows = [replace(r, zone=zone_names.get(r.zone, r.zone)) for r in rows]
     skipped: Counter[str] = Counter()
-    if cloud.name == "gcp":
+    if cloud.skypilot_gpu_rows_apart:  # GCP
         rows = _gcp_rows(rows, skipped)
     # (instance type, region, market) -> zone -> (price, row)
     places: dict[tuple[str, str, Market], dict[str, tuple[Decimal, _Row, str]]] = {}
@@ -253,13 +253,9 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
 def _sold_markets(cloud: Cloud, instance_type: str) -> frozenset[Market] | None:
     """The markets gpuopt knows a shape is sold in, where that is narrower than the
     catalog's columns (GCP sells a3-highgpu below 8 GPUs as Spot only: the catalog's
-    on-demand cell for them prices nothing one can buy; providers/gcp/catalog.py)."""
-    if cloud.name != "gcp":
-        return None
-    from gpuopt.providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE
-
-    shape = SHAPES_BY_INSTANCE_TYPE.get(instance_type)
-    return shape.markets if shape is not None else None
+    on-demand cell for them prices nothing one can buy; the registry's ``sold_markets``,
+    from providers/gcp/catalog.py)."""
+    return cloud.sold_markets(instance_type)
 
 
 def _markets(row: _Row, skipped: Counter[str], sold: frozenset[Market] | None

@@ -203,15 +203,15 @@ def test_skypilot_is_pinned_to_a_zone_name_never_to_a_zone_id() -> None:
 
 def test_an_aws_zone_id_is_pinned_by_name_through_skypilots_mapping(tmp_path: Path) -> None:
     from gpuopt.jobs.executors.base import AttemptSpec, Placement
-    from gpuopt.jobs.executors.sky_task import pin_aws_zone_id, plan_task
+    from gpuopt.jobs.executors.sky_task import pin_zone_id, plan_task
 
     spec = AttemptSpec(job_id="J", attempt=1, run="true", checkpoint_dir="s3://b/c",
                        placement=Placement("aws", "us-east-1", "use1-az2", "p5.48xlarge",
                                            "H100", 8, True))
     plan = plan_task(spec)
     assert plan.infra == "aws/us-east-1"
-    assert pin_aws_zone_id(plan, "use1-az2", tmp_path).infra == "aws/us-east-1"  # no mapping
+    assert pin_zone_id(plan, "use1-az2", tmp_path).infra == "aws/us-east-1"  # no mapping
     (tmp_path / "aws").mkdir()
     (tmp_path / "aws" / "az_mappings-0123abcd.csv").write_text(
         "AvailabilityZoneName,AvailabilityZone\nus-east-1c,use1-az2\n", encoding="utf-8")
-    assert pin_aws_zone_id(plan, "use1-az2", tmp_path).infra == "aws/us-east-1/us-east-1c"
+    assert pin_zone_id(plan, "use1-az2", tmp_path).infra == "aws/us-east-1/us-east-1c"
