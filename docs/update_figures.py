@@ -22,6 +22,7 @@ ran). The check only renders and compares: it never runs a benchmark, so CI stay
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import subprocess
 import sys
@@ -75,6 +76,15 @@ def _runtime_calibration() -> str:
     return head + "\n\n```text\n" + "\n".join(lines) + "\n```\n"
 
 
+def _held_out_accuracy() -> str:
+    spec = importlib.util.spec_from_file_location(
+        "estimate_accuracy", ROOT / "benchmarks" / "estimate_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return str(mod.report()) + "\n"
+
+
 def _snapshot() -> str:
     from gpuopt.providers.snapshot import load_snapshot
 
@@ -100,6 +110,7 @@ def _bench(name: str) -> Callable[[], str]:
 GENERATORS: dict[str, Callable[[], str]] = {
     "memory-calibration": _memory_calibration,
     "runtime-calibration": _runtime_calibration,
+    "held-out-accuracy": _held_out_accuracy,
     "snapshot": _snapshot,
     **{f"bench-{name}": _bench(name) for name in BENCH_ARGS},
 }

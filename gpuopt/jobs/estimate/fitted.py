@@ -11,21 +11,21 @@ RIDGE = 30.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'adapter': 0.071139,
     'engine:hf': 0.007913,
-    'engine:tensorrt-llm': 0.080627,
-    'engine:vllm': -0.049717,
+    'engine:tensorrt-llm': 0.015937,
+    'engine:vllm': -0.046367,
     'fp8_training': 0.036008,
     'framework:llm-foundry': -0.017741,
     'framework:nemo': 0.039024,
     'framework:torchtitan': 0.008073,
     'framework:torchtune': 0.13117,
     'generate_bitsandbytes': 0.04444,
-    'inference_log2_tp': -0.068897,
-    'serving': 0.030911,
+    'inference_log2_tp': -0.065021,
+    'serving': -0.03043,
     'torch_compile': 0.131925,
     'train': 0.126373,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.526, 1.465),
-    'inference': (0.645, 1.119),
+    'finetune': (0.549, 1.538),
+    'inference': (0.7, 1.298),
 })

@@ -63,6 +63,14 @@ PREFILL_MFU = 0.5
 DECODE_BW_EFFICIENCY_16BIT = 0.6
 DECODE_BW_EFFICIENCY_QUANT = 0.35
 DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
+# Engines that schedule prompt tokens into the same forward pass as the running batch's
+# decode tokens: vLLM (V1 engine, chunked prefill always on: "In vLLM V1, chunked
+# prefill is always enabled by default", docs/configuration/optimization.md) and
+# TensorRT-LLM (in-flight batching with context chunking, the default of trtllm-bench:
+# docs/source/advanced/gpt-attention.md, "In-flight Batching"). SGLang runs a prefill
+# batch apart from decode unless --enable-mixed-chunk is set (server_args.py,
+# enable_mixed_chunk = False), and Transformers' generate prefills then decodes.
+PREFILL_IN_DECODE_STEPS = frozenset({"vllm", "tensorrt-llm"})
 # Tensor-parallel all-reduces per layer cost about this much per extra GPU in decode
 # (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
 TP_EFFICIENCY_PER_DOUBLING = 0.9
@@ -262,8 +270,16 @@ def inference_runtime(
     step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
     step_s = max(step_memory_s, step_compute_s)
     steps = output * math.ceil(requests / batch)
-    decode_s = steps * step_s
-    total_s = (prefill_s + decode_s) / correction.factor(
+    if workload.engine in PREFILL_IN_DECODE_STEPS:
+        # prompts ride in the decode steps (chunked prefill / in-flight batching): a
+        # step reads the weights once for the decoding batch and the prompt chunk
+        # together, so prefill costs compute the memory-bound steps leave idle and only
+        # the larger of the two totals is the job's time
+        compute_s = prefill_s + steps * step_compute_s
+        engine_s = max(steps * step_memory_s, compute_s)
+    else:
+        engine_s = prefill_s + steps * step_s
+    total_s = engine_s / correction.factor(
         correction.features(workload, gpus),
         COEFFICIENTS if coefficients is None else coefficients)
     out_tokens = output * total_requests

@@ -37,15 +37,30 @@ def test_held_out_source_is_scored_with_constants_fitted_without_it(source: str)
     scored = [s for s in scoring.score(ROWS, held_out_fit=True) if s.m.source == source]
     assert scored
     ratios = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
-    # What holds out of sample today (the targets, 0.85-1.15 and x1.5, are
-    # not all met: docs/estimates.md reports where not)
+    # What holds out of sample today: the median target (0.85-1.15) and no
+    # memory row more than 10% under; x1.5 is not met by TensorRT-LLM's A100 70B rows
+    # (down to 0.50: docs/estimates.md reports where not)
     if ratios:
-        assert 0.75 <= statistics.median(ratios) <= 1.33, statistics.median(ratios)
-        assert all(1 / 2.5 <= r <= 2.5 for r in ratios), ratios
+        assert 0.85 <= statistics.median(ratios) <= 1.15, statistics.median(ratios)
+        assert all(1 / 2.2 <= r <= 1.5 for r in ratios), ratios
     errors = [s.memory_error for s in scored if s.memory_error is not None]
     if errors:
         assert statistics.median(abs(e) for e in errors) <= 0.25
-        assert min(errors) >= -0.15, errors
+        assert min(errors) >= -0.10, errors
+
+
+def test_the_whole_corpus_held_out_meets_the_medians() -> None:
+    # Every source scored with coefficients fitted without it: the median
+    # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15); the rows more
+    # than 10% under and outside x1.5 are bounded at today's counts (7 of 55, 36 of
+    # 163; the targets are 0: docs/estimates.md lists them).
+    scored = scoring.score(ROWS, held_out_fit=True)
+    errors = [s.memory_error for s in scored if s.memory_error is not None]
+    ratios = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
+    assert statistics.median(abs(e) for e in errors) <= 0.08
+    assert 0.85 <= statistics.median(ratios) <= 1.15
+    assert sum(1 for e in errors if e < -0.10) <= 7
+    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 36
 
 
 def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:

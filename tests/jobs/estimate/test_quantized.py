@@ -114,9 +114,13 @@ def test_decode_reads_the_quantized_weights_each_token() -> None:
         w = _workload(f"  type: inference\n  precision: {precision}\n  prompt_tokens: 1\n"
                       "  output_tokens: 1000\n  requests: 1\n")
         got = estimate_runtime(L2, w, a100, 1, coefficients={}).hours  # the physics
+        # vLLM (the default engine) runs the prompt inside the decode steps (chunked
+        # prefill): the memory-bound steps are the job's time, the prefill's 0.09 ms of
+        # compute hides in them
         prefill = 2 * 6_738_415_616 / (312e12 * 0.5)
         step = (bytes_ + kv) / (2039e9 * eff)
-        assert got * 3600 == pytest.approx(prefill + 1000 * step, rel=1e-6)
+        assert prefill < 1000 * step
+        assert got * 3600 == pytest.approx(1000 * step, rel=1e-6)
         return got
 
     q4 = decode_hours("q4_k_m", 6_738_415_616 * 4.84 / 8, 0.35)

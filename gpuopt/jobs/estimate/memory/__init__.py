@@ -108,8 +108,9 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             training.peft_fp32_stream(precision, workload.framework),
             offload=workload.offload == "activations",
         )
-        parts["logits"] = training.loss_logits_bytes(arch, seq, batch, precision,
-                                                     workload.loss_kind)
+        parts["logits"] = training.loss_logits_bytes(
+            arch, seq, batch, precision, workload.loss_kind,
+            keeps_logits=workload.framework not in training.FREES_LOGITS_BEFORE_BACKWARD)
         workspace = weights.dequant_workspace_bytes(arch, precision,
                                                     double_quant=workload.double_quant)
         if stage >= 3 and n > 1:

@@ -97,10 +97,14 @@ NORM_SAVED_BYTES = 4
 # Recomputation in Large Transformer Models), eq. 1: 5*a*s^2*b bytes per layer at 16-bit
 # (softmax output, dropout mask and output).
 NON_FLASH_SCORE_BYTES = 5
-# The loss: logits in the compute dtype, an fp32 copy for the loss (HF
-# LlamaForCausalLM: `logits = logits.float()`), and the fp32 log-softmax / its gradient
-# (torch cross_entropy keeps the log-softmax output for backward).
-LOSS_FP32_COPIES = 2
+# The loss at its peak, the start of backward: the logits in the compute dtype (held by
+# the model's output) and three vocab-wide fp32 tensors at once: the log-softmax output
+# torch's cross_entropy saves for backward (of the `.float()` copy: HF ForCausalLMLoss,
+# torchtitan's cross_entropy_loss), the dense gradient nll_loss_backward returns, and
+# the gradient log_softmax_backward_data writes from those two (aten
+# LossNLL.cpp / SoftMax.cpp). Held out, the HF+FA2 long-context QLoRA rows (unsloth
+# README) went from -10.7..-14.7% to within 3% with the third tensor counted.
+LOSS_FP32_COPIES = 3
 
 # CUDA context + cuBLAS/cuDNN workspaces held outside the PyTorch allocator: 0.3-1.3 GB
 # in nvidia-smi by GPU and driver (shared/data/memory-calibration.md; PyTorch docs

@@ -252,14 +252,23 @@ def activation_bytes(
     return kept + per_layer  # + the block being (re)computed / back-propagated
 
 
+# torchtitan's train step drops the model's logits before backward (train.py: `del
+# pred` "need to free to before bwd to avoid peaking memory"); the other stacks keep
+# them in the output they return until the step ends.
+FREES_LOGITS_BEFORE_BACKWARD = frozenset({"torchtitan"})
+
+
 def loss_logits_bytes(arch: Architecture, seq: int, batch: int, precision: str,
-                      loss: str = "full") -> float:
+                      loss: str = "full", keeps_logits: bool = True) -> float:
     """full: logits in the compute dtype + fp32 copy + fp32 log-softmax/gradient.
     chunked (torchtune CEWithChunkedOutputLoss, litgpt chunked_cross_entropy): the
     16-bit logits whole, the fp32 copies one chunk of LOSS_CHUNKS at a time.
     fused (Liger's fused linear cross entropy, Unsloth): the logits are never whole;
     one chunk of tokens at a time with as many tokens as hidden/vocab of them, i.e. a
-    hidden-sized fp32 buffer per token for the gradient of the hidden states."""
+    hidden-sized fp32 buffer per token for the gradient of the hidden states.
+    ``keeps_logits`` False: the 16-bit logits are freed before backward, so the peak is
+    the larger of the forward's end (16-bit logits, fp32 copy, log-softmax) and the
+    backward's start (the fp32 tensors alone)."""
     b = compute_bytes(precision)
     fp32 = LOSS_FP32_COPIES if b < 4 else LOSS_FP32_COPIES - 1
     tokens = seq * batch
@@ -267,4 +276,6 @@ def loss_logits_bytes(arch: Architecture, seq: int, batch: int, precision: str,
         return tokens * arch.vocab_size * (b + 4 * fp32 / LOSS_CHUNKS)
     if loss == "fused":
         return tokens * arch.hidden_size * 4 * 2
+    if not keeps_logits:
+        return tokens * arch.vocab_size * max(b + 4 * (fp32 - 1), 4 * fp32)
     return tokens * arch.vocab_size * (b + 4 * fp32)
