@@ -134,6 +134,10 @@ def _known(sc_avail: tuple[bool, ...], holding: Hold,
 def simulate(
     sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
 ) -> SimResult:
+    """Replay ``policy`` over the scenario's traces, tick by tick.
+
+    Raises SimulationError when the policy chooses a location the scenario lacks or has
+    not finished long after the deadline (a broken policy, not a late one)."""
     gap = sc.gap_s
     gap_dec = Decimal(repr(gap))
     # A policy that has not finished long after the deadline is broken, not just late.
