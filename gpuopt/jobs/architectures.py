@@ -232,10 +232,6 @@ class Architecture:
         per = self.hidden_size * (self.num_experts + (1 if self.shared_expert_gate else 0))
         return self.moe_layers * per
 
-    def block_params(self) -> int:
-        """Parameters of one block (a model whose blocks differ: their mean)."""
-        return self.blocks_params() // self.layers
-
     def blocks_params(self) -> int:
         return (
             self.linear_params()

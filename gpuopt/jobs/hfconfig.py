@@ -378,6 +378,10 @@ MODEL_TYPES: tuple[str, ...] = tuple(sorted(_LLAMA_LIKE | set(_OTHERS) | _FALCON
 
 
 def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Architecture:
+    """A parsed config.json -> Architecture.
+
+    Raises HfConfigError when the config is not an object or misses or garbles a field
+    the estimate needs."""
     if not isinstance(cfg, dict):
         raise HfConfigError("config.json must hold a JSON object")
     raw_type = cfg.get("model_type", "llama")
@@ -397,7 +401,9 @@ def architecture_from_hf_config(cfg: dict[str, Any], name: str = "custom") -> Ar
 
 def parse_hf_config(text: bytes, where: str, name: str) -> Architecture:
     """A config.json's bytes (from a file or the Hub) -> Architecture; ``where`` names it
-    in errors."""
+    in errors.
+
+    Raises HfConfigError when the bytes are not a usable config.json."""
     try:
         cfg = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -411,6 +417,9 @@ def parse_hf_config(text: bytes, where: str, name: str) -> Architecture:
 
 
 def load_hf_config(path: Path, name: str | None = None) -> Architecture:
+    """The Architecture of the config.json at ``path``.
+
+    Raises HfConfigError when the file is missing, unreadable or not a usable config."""
     try:
         data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError as exc:

@@ -100,7 +100,10 @@ def _first_cause(exc: BaseException) -> str:
 
 
 def fetch_hub_config(repo_id: str, revision: str | None = None) -> HubConfig:
-    """Download (or read from the cache) ``repo_id``'s config.json."""
+    """Download (or read from the cache) ``repo_id``'s config.json.
+
+    Raises HubError when the model is unknown, gated, has no config.json, or the Hub
+    cannot be reached and nothing is cached."""
     try:
         import huggingface_hub
         from huggingface_hub.utils import (

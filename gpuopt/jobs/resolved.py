@@ -62,7 +62,9 @@ def resolved_json(spec: JobSpec) -> str:
 
 
 def spec_from_json(text: str) -> JobSpec:
-    """The spec ``resolved_json`` stored; reads no file (see the module docstring)."""
+    """The spec ``resolved_json`` stored; reads no file (see the module docstring).
+
+    Raises StoredSpecError when ``text`` is not a stored spec of a known format."""
     try:
         doc = json.loads(text)
         if doc.get("format") != FORMAT:

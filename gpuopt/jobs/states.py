@@ -28,11 +28,6 @@ class JobStatus(StrEnum):
     def is_live(self) -> bool:
         return self in LIVE_JOB_STATUSES
 
-    @property
-    def awaits_placement(self) -> bool:
-        """No open attempt: the next one may be placed."""
-        return self in (JobStatus.QUEUED, JobStatus.PREEMPTED)
-
 
 LIVE_JOB_STATUSES = (JobStatus.QUEUED, JobStatus.LAUNCHING, JobStatus.RUNNING,
                      JobStatus.PREEMPTED)
@@ -78,8 +73,3 @@ class FailureKind(StrEnum):
     REFUSED = "refused"  # retrying cannot fix it (credentials, network, invalid request,
     #                      quota, a spec the node cannot run): the job fails at once
     NOT_STARTED = "not_started"  # recorded but never started (the launcher died first)
-
-    @property
-    def is_launch(self) -> bool:
-        """The attempt never ran the user's program."""
-        return self not in (FailureKind.PROGRAM, FailureKind.SETUP)

@@ -43,10 +43,6 @@ def missing_modules(extra: str) -> list[str]:
     return [m for m in extra_modules(extra) if not _installed(m)]
 
 
-def has_extra(extra: str) -> bool:
-    return not missing_modules(extra)
-
-
 def install_hint(*extras: str) -> str:
     return f"pip install 'gpuopt[{','.join(extras)}]'"
 

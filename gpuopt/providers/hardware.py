@@ -18,7 +18,6 @@ from types import MappingProxyType
 
 from gpuopt.core.errors import UserError
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "int8", "fp8")
 # The tensor-core precision a compute precision runs at, nearest first.
 _FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "bf16": ("bf16", "fp16", "fp32"),

@@ -73,9 +73,6 @@ class CalibrationRecord:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
-RECORD_FIELDS: tuple[str, ...] = CalibrationRecord.__slots__
-
-
 def record_for(arch: Architecture, workload: WorkloadSpec, gpu: str, count: int,
                peak_memory_mib: int | None = None,
                tokens_per_second: float | None = None) -> CalibrationRecord:

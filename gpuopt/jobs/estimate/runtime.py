@@ -12,9 +12,9 @@ decode (bound by memory bandwidth: every step reads the weights and the batch's 
 cache). The batch is as large as the memory left on the GPU allows, so a GPU with more
 memory to spare decodes faster.
 
-Every efficiency is an explicit, documented parameter (:class:`Efficiency`); a job can
-override MFU with ``workload.mfu``; utilisation by GPU and framework lives in
-utilisation.py. Pure: no clock, no I/O.
+Every efficiency is an explicit, documented parameter (the MFU and scaling each
+:class:`RuntimeEstimate` reports); a job can override MFU with ``workload.mfu``;
+utilisation by GPU and framework lives in utilisation.py. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -77,12 +77,6 @@ TP_EFFICIENCY_PER_DOUBLING = 0.9
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 # bitsandbytes' formats, as transformers' and litgpt's generate run them
 BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
-
-
-@dataclass(frozen=True, slots=True)
-class Efficiency:
-    mfu: float
-    scaling: float  # 1.0 on one GPU
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,19 +35,6 @@ DEFAULT_MASTER_PORT = 29500
 MAX_PROGRESS = 2**63 - 1
 _MAX_PROGRESS_TEXT = 4096  # a progress file is one small JSON object
 log = logging.getLogger(__name__)
-CONTRACT_VARS = (
-    ENV_JOB_ID,
-    ENV_ATTEMPT,
-    ENV_CHECKPOINT_DIR,
-    ENV_RESUME,
-    ENV_PROGRESS_FILE,
-    ENV_CLUSTER_NAME,
-    ENV_NODE_RANK,
-    ENV_NUM_NODES,
-    ENV_NODE_IPS,
-    ENV_MASTER_ADDR,
-    ENV_MASTER_PORT,
-)
 
 # Prepended to the run command on a SkyPilot node: the contract's node variables from
 # SkyPilot's (https://docs.skypilot.co/en/latest/running-jobs/environment-variables.html).

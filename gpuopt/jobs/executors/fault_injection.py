@@ -58,19 +58,6 @@ class PreemptFromSpotTrace:
     epoch: datetime
     time_scale: float = 1.0
 
-    @classmethod
-    def from_file(
-        cls, path: Path, epoch: datetime, time_scale: float = 1.0
-    ) -> PreemptFromSpotTrace:
-        """Reads the ``{"metadata": {"gap_seconds": g}, "data": [0, 1, ...]}`` trace format."""
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return cls(
-            samples=tuple(int(v) for v in doc["data"]),
-            gap_seconds=float(doc["metadata"]["gap_seconds"]),
-            epoch=epoch,
-            time_scale=time_scale,
-        )
-
     def kill_after(self, spec: AttemptSpec, launched_at: datetime) -> float | None:
         del spec
         tick = self.gap_seconds * self.time_scale
@@ -88,10 +75,6 @@ def seeded_times(seed: int, count: int, low: float, high: float) -> tuple[float,
 
     rng = random.Random(seed)
     return tuple(rng.uniform(low, high) for _ in range(count))
-
-
-def as_times(values: Sequence[float]) -> PreemptAtTimes:
-    return PreemptAtTimes(tuple(float(v) for v in values))
 
 
 # At most this many preempted attempts in one drill, and each at most a day after start.

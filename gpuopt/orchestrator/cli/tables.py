@@ -151,7 +151,6 @@ def print_table(console: Console, cols: Sequence[Col], rows: Sequence[Sequence[s
 
 _SHORT_MARKETS = {"on-demand": "od", "spot": "spot", "reserved-1y": "rsv-1y",
                   "reserved-3y": "rsv-3y"}
-MARKET_LEGEND = "od = on-demand, rsv-1y/3y = reserved 1/3 years"
 
 
 def short_market(market: str) -> str:

@@ -121,9 +121,6 @@ class TraceExecutor:
         return 0 <= i < len(trace) and trace[i] == 0
 
     # -- what the engine reads --------------------------------------------------------
-    def work_done(self, job_id: str) -> float:
-        return self._work.get(job_id, 0.0)
-
     def finish_s(self, job_id: str) -> float | None:
         """When the job's work reached the task, seconds after the start (None: not yet)."""
         return self._finish.get(job_id)

@@ -6,12 +6,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Integer, String
+from sqlalchemy import DateTime, Integer, String
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
-
-# A BIGINT primary key that is still SQLite's rowid alias (INTEGER PRIMARY KEY).
-BigIntPK = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -219,6 +219,10 @@ def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult |
 def simulate(
     sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
 ) -> SimResult:
+    """Replay ``policy`` over the scenario's traces, tick by tick.
+
+    Raises SimulationError when the policy chooses a location the scenario lacks or has
+    not finished long after the deadline (a broken policy, not a late one)."""
     max_ticks = _max_ticks(sc, information)
     history = AvailabilityHistory.empty(len(sc.traces))
     run = _Run()

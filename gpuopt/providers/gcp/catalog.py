@@ -127,4 +127,3 @@ SHAPES_BY_INSTANCE_TYPE: Mapping[str, Shape] = MappingProxyType(
 )
 MACHINE_TYPES: frozenset[str] = frozenset(s.machine_type for s in SHAPES)
 ACCELERATOR_TYPES: frozenset[str] = frozenset(ACCELERATOR_GPU)
-FAMILIES: frozenset[str] = frozenset(s.family for s in SHAPES)

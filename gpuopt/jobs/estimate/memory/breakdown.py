@@ -64,6 +64,3 @@ class MemoryEstimate:
     @property
     def total_gib(self) -> float:
         return self.total_bytes / GIB
-
-    def gib(self) -> dict[str, float]:
-        return {k: v / GIB for k, v in self.components.items()}
