@@ -30,6 +30,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from gpuopt.providers.aws.zones import is_standard_zone
 from gpuopt.providers.clouds import get_cloud
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.skypilot_catalog.files import catalog_files
@@ -97,6 +98,8 @@ def main() -> None:
     for o in snap.offers:
         if o.key in new:
             continue
+        if o.cloud == "aws" and not is_standard_zone(o.region, o.zone):
+            continue  # a Local/Wavelength zone SkyPilot cannot place in (providers/aws/zones.py)
         if o.market is Market.SPOT and o.zone is None and \
                 (o.cloud, o.region, o.instance_type) in zonal_spot:
             continue  # a regional median where the zones are now priced one by one

@@ -185,3 +185,11 @@ def test_a_format_1_document_still_loads() -> None:
            '"us-east-1", null, "g5.xlarge", "on-demand", "1.006", "s1"]]}')
     snap = load_snapshot(old)
     assert [o.observed_at.date() for o in snap.offers] == [date(2025, 6, 15)]
+
+
+def test_no_snapshot_price_is_in_an_aws_zone_skypilot_cannot_place() -> None:
+    from gpuopt.providers.aws.zones import is_standard_zone
+
+    aws = [o for o in load_snapshot().offers if o.cloud == "aws"]
+    assert any(o.zone for o in aws)
+    assert [o.key for o in aws if not is_standard_zone(o.region, o.zone)] == []

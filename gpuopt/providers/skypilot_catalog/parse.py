@@ -31,6 +31,7 @@ from decimal import Decimal, InvalidOperation
 
 from gpuopt.core.errors import UserError
 from gpuopt.core.money import round_to_micro
+from gpuopt.providers.aws.zones import is_standard_zone
 from gpuopt.providers.clouds import Cloud
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import GPU_COUNTS
@@ -230,6 +231,9 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
             continue
         if not row.instance_type or not row.region:
             skipped["no instance type or region"] += 1
+            continue
+        if cloud.name == "aws" and not is_standard_zone(row.region, row.zone):
+            skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] += 1
             continue
         if row.count not in GPU_COUNTS:  # what the planner places (providers/integrity.py)
             skipped[f"{row.count} GPUs an instance (gpuopt places 1, 2, 4 or 8)"] += 1
