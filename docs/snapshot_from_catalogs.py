@@ -28,6 +28,7 @@ import argparse
 import re
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from gpuopt.providers.aws.zones import is_standard_zone
@@ -75,6 +76,46 @@ def _dated(offer: Offer, text: str, fallback: date) -> Offer:
     return replace(offer, observed_at=datetime(day.year, day.month, day.day, tzinfo=UTC))
 
 
+def _recorded_aws_zones() -> dict[tuple[str, str], dict[str, str]]:
+    """The per-AZ-id SpotPrice cells the issue-18 builders recorded (commit 00148f2a of the
+    same AWS file; docs/snapshot_catalog_spot_rows.py AWS_SPOT and
+    docs/snapshot_catalog_aws_rows.py SPOT), which they wrote as one regional median."""
+    import importlib.util
+
+    zones: dict[tuple[str, str], dict[str, str]] = {}
+    for name, attr in (("snapshot_catalog_spot_rows", "AWS_SPOT"),
+                       ("snapshot_catalog_aws_rows", "SPOT")):
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(
+            f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        zones.update(getattr(module, attr))
+    return zones
+
+
+def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
+                        ) -> dict[tuple[str, str, str, str, str], tuple[Offer, str]]:
+    """One spot row per AZ id in place of each recorded regional median: the plan picks
+    the zone (the cheapest AZ of g6e.12xlarge in us-west-2 is 28% below the median)."""
+    medians = {(o.region, o.instance_type): o for o in snap_offers
+               if o.cloud == "aws" and o.market is Market.SPOT and o.zone is None}
+    out: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
+    for (region, itype), cells in _recorded_aws_zones().items():
+        median = medians.get((region, itype))
+        if median is None:
+            continue
+        for zone, price in cells.items():
+            o = replace(median, zone=zone, price_per_hour=Decimal(price), observed_at=read_at)
+            text = (f"SkyPilot catalog skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv "
+                    f"(commit {COMMITS['aws']}), SpotPrice column, read 2026-12-01; per "
+                    "availability-zone id (SkyPilot keys AWS zones by id; an account maps "
+                    "ids to its own zone names, so SkyPilot is pinned to the region unless "
+                    "its az_mappings file names the zone)")
+            out[o.key] = (o, text)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog-dir", type=Path, default=RECORDED)
@@ -92,6 +133,8 @@ def main() -> None:
         for o in parsed.offers:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
         print(f"{f.cloud}: {len(parsed.offers)} offers from {parsed.rows} rows")
+    for key, row in _zonal_from_medians(snap.offers, read_at).items():
+        new.setdefault(key, row)  # a row read from a recorded file wins
     zonal_spot = {(o.cloud, o.region, o.instance_type) for o, _t in new.values()
                   if o.market is Market.SPOT and o.zone}
     offers: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}

@@ -193,3 +193,12 @@ def test_no_snapshot_price_is_in_an_aws_zone_skypilot_cannot_place() -> None:
     aws = [o for o in load_snapshot().offers if o.cloud == "aws"]
     assert any(o.zone for o in aws)
     assert [o.key for o in aws if not is_standard_zone(o.region, o.zone)] == []
+
+
+def test_aws_spot_is_priced_per_zone_never_as_a_regional_median() -> None:
+    spot = [o for o in load_snapshot().offers if o.cloud == "aws" and o.market is Market.SPOT]
+    assert spot and [o.key for o in spot if o.zone is None] == []
+    # g6e.12xlarge in us-west-2: four zones, the cheapest well below the others' median
+    zones = {o.zone: o.price_per_hour for o in spot
+             if (o.region, o.instance_type) == ("us-west-2", "g6e.12xlarge")}
+    assert len(zones) == 4 and min(zones.values()) < sorted(zones.values())[2] * Decimal("0.8")
