@@ -51,6 +51,10 @@ NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no p
         "dated by that source (docs/prices.md); a figure gpuopt could not read from a "
         "published source is left out. `gpuopt prices refresh` (the clouds' APIs, or "
         "--source skypilot-catalog) replaces them with current prices.")
+# The search index that served the recorded rows gives each file's commit id but not its
+# date, and the repository (1.7 GB) is too large to fetch for `git log`: a catalog price is
+# dated by the day it was read, and its label says so.
+UNDATED = "commit date unknown offline: dated by the day read"
 _DATED = re.compile(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b")
 
 
@@ -67,6 +71,13 @@ def _label(cloud: str, offer: Offer, commit: str | None) -> str:
                  "az_mappings file names the zone)")
     if not get_cloud(cloud).regional_prices:
         text += "; one price for every data centre"
+    return _undated(text)
+
+
+def _undated(text: str) -> str:
+    """A label citing a catalog commit says the commit's date is not known."""
+    if "skypilot-catalog" in text and "(commit " in text and UNDATED not in text:
+        return f"{text}; {UNDATED}"
     return text
 
 
@@ -112,7 +123,7 @@ def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
                     "availability-zone id (SkyPilot keys AWS zones by id; an account maps "
                     "ids to its own zone names, so SkyPilot is pinned to the region unless "
                     "its az_mappings file names the zone)")
-            out[o.key] = (o, text)
+            out[o.key] = (o, _undated(text))
     return out
 
 
@@ -146,7 +157,7 @@ def main() -> None:
         if o.market is Market.SPOT and o.zone is None and \
                 (o.cloud, o.region, o.instance_type) in zonal_spot:
             continue  # a regional median where the zones are now priced one by one
-        offers[o.key] = (o, snap.sources[o.key])
+        offers[o.key] = (o, _undated(snap.sources[o.key]))
     offers.update(new)
     dated = [_dated(o, text, snap.as_of) for o, text in offers.values()]
     sources = {o.key: text for o, text in offers.values()}

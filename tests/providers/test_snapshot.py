@@ -202,3 +202,14 @@ def test_aws_spot_is_priced_per_zone_never_as_a_regional_median() -> None:
     zones = {o.zone: o.price_per_hour for o in spot
              if (o.region, o.instance_type) == ("us-west-2", "g6e.12xlarge")}
     assert len(zones) == 4 and min(zones.values()) < sorted(zones.values())[2] * Decimal("0.8")
+
+
+def test_every_label_names_its_file_and_date_and_a_catalog_row_says_how_it_is_dated() -> None:
+    snap = load_snapshot()
+    for o in snap.offers:
+        text = snap.sources[o.key]
+        day = re.search(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b", text)
+        assert day and o.observed_at.date() == date.fromisoformat(day.group(1)), text
+        if "skypilot-catalog" in text:
+            assert re.search(r"catalogs/v\d/\w+/vms\.csv \(commit [0-9a-f]{7,}\)", text), text
+            assert "commit date unknown offline: dated by the day read" in text, text
