@@ -28,6 +28,7 @@ import argparse
 import re
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from gpuopt.providers.clouds import get_cloud
@@ -49,6 +50,10 @@ NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no p
         "dated by that source (docs/prices.md); a figure gpuopt could not read from a "
         "published source is left out. `gpuopt prices refresh` (the clouds' APIs, or "
         "--source skypilot-catalog) replaces them with current prices.")
+# The search index that served the recorded rows gives each file's commit id but not its
+# date, and the repository (1.7 GB) is too large to fetch for `git log`: a catalog price is
+# dated by the day it was read, and its label says so.
+UNDATED = "commit date unknown offline: dated by the day read"
 _DATED = re.compile(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b")
 
 
@@ -65,6 +70,13 @@ def _label(cloud: str, offer: Offer, commit: str | None) -> str:
                  "az_mappings file names the zone)")
     if not get_cloud(cloud).regional_prices:
         text += "; one price for every data centre"
+    return _undated(text)
+
+
+def _undated(text: str) -> str:
+    """A label citing a catalog commit says the commit's date is not known."""
+    if "skypilot-catalog" in text and "(commit " in text and UNDATED not in text:
+        return f"{text}; {UNDATED}"
     return text
 
 
@@ -72,6 +84,46 @@ def _dated(offer: Offer, text: str, fallback: date) -> Offer:
     m = _DATED.search(text)
     day = date.fromisoformat(m.group(1)) if m else fallback
     return replace(offer, observed_at=datetime(day.year, day.month, day.day, tzinfo=UTC))
+
+
+def _recorded_aws_zones() -> dict[tuple[str, str], dict[str, str]]:
+    """The per-AZ-id SpotPrice cells the issue-18 builders recorded (commit 00148f2a of the
+    same AWS file; docs/snapshot_catalog_spot_rows.py AWS_SPOT and
+    docs/snapshot_catalog_aws_rows.py SPOT), which they wrote as one regional median."""
+    import importlib.util
+
+    zones: dict[tuple[str, str], dict[str, str]] = {}
+    for name, attr in (("snapshot_catalog_spot_rows", "AWS_SPOT"),
+                       ("snapshot_catalog_aws_rows", "SPOT")):
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(
+            f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        zones.update(getattr(module, attr))
+    return zones
+
+
+def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
+                        ) -> dict[tuple[str, str, str, str, str], tuple[Offer, str]]:
+    """One spot row per AZ id in place of each recorded regional median: the plan picks
+    the zone (the cheapest AZ of g6e.12xlarge in us-west-2 is 28% below the median)."""
+    medians = {(o.region, o.instance_type): o for o in snap_offers
+               if o.cloud == "aws" and o.market is Market.SPOT and o.zone is None}
+    out: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
+    for (region, itype), cells in _recorded_aws_zones().items():
+        median = medians.get((region, itype))
+        if median is None:
+            continue
+        for zone, price in cells.items():
+            o = replace(median, zone=zone, price_per_hour=Decimal(price), observed_at=read_at)
+            text = (f"SkyPilot catalog skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv "
+                    f"(commit {COMMITS['aws']}), SpotPrice column, read 2026-12-01; per "
+                    "availability-zone id (SkyPilot keys AWS zones by id; an account maps "
+                    "ids to its own zone names, so SkyPilot is pinned to the region unless "
+                    "its az_mappings file names the zone)")
+            out[o.key] = (o, _undated(text))
+    return out
 
 
 def main() -> None:
@@ -91,16 +143,20 @@ def main() -> None:
         for o in parsed.offers:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
         print(f"{f.cloud}: {len(parsed.offers)} offers from {parsed.rows} rows")
+    for key, row in _zonal_from_medians(snap.offers, read_at).items():
+        new.setdefault(key, row)  # a row read from a recorded file wins
     zonal_spot = {(o.cloud, o.region, o.instance_type) for o, _t in new.values()
                   if o.market is Market.SPOT and o.zone}
     offers: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
     for o in snap.offers:
         if o.key in new:
             continue
+        if not get_cloud(o.cloud).placeable_zone(o.region, o.zone):
+            continue  # a Local/Wavelength zone SkyPilot cannot place in (providers/aws/zones.py)
         if o.market is Market.SPOT and o.zone is None and \
                 (o.cloud, o.region, o.instance_type) in zonal_spot:
             continue  # a regional median where the zones are now priced one by one
-        offers[o.key] = (o, snap.sources[o.key])
+        offers[o.key] = (o, _undated(snap.sources[o.key]))
     offers.update(new)
     dated = [_dated(o, text, snap.as_of) for o, text in offers.values()]
     sources = {o.key: text for o, text in offers.values()}

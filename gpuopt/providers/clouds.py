@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from gpuopt.core.errors import UserError
 from gpuopt.providers.aws import capabilities as aws
+from gpuopt.providers.aws import zones as aws_zones
 from gpuopt.providers.azure import capabilities as azure
 from gpuopt.providers.fabric import Fabric
 from gpuopt.providers.gcp import capabilities as gcp
@@ -41,6 +42,10 @@ def _every_market(instance_type: str) -> frozenset[Market] | None:
 
 def _no_columns(instance_type: str) -> Mapping[str, str]:
     return {}
+
+
+def _any_zone(region: str, zone: str | None) -> bool:
+    return True
 
 
 def _no_region(zone_name: str) -> str | None:
@@ -108,6 +113,9 @@ class Cloud:
     # and the region of a zone name. Empty: the catalog names zones.
     skypilot_zone_id_mapping: str = ""
     region_of_zone: Callable[[str], str | None] = _no_region
+    # False for a zone SkyPilot cannot place a cluster in (AWS Local and Wavelength
+    # Zones): its prices are left out wherever a catalog is read.
+    placeable_zone: Callable[[str, str | None], bool] = _any_zone
 
     @property
     def has_adapter(self) -> bool:
@@ -143,6 +151,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_row_extras=aws.skypilot_row_extras,
             skypilot_zone_id_mapping=aws.ZONE_ID_MAPPING_GLOB,
             region_of_zone=aws.region_of_zone,
+            placeable_zone=aws_zones.is_standard_zone,
             # EC2 API error codes (AWSEC2/latest/APIReference/errors-overview.html)
             capacity_error_codes=("InsufficientInstanceCapacity", "SpotMaxPriceTooLow",
                                   "MaxSpotInstanceCountExceeded"),

@@ -213,6 +213,11 @@ def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> No
                for line in wide.stdout.splitlines())
     assert "A100 = A100-40GB" in table.stdout
     assert "days old: run `gpuopt prices refresh`" in table.stderr
+    # the README says it too (issue 28: a user reading it before any command)
+    from tests.conftest import REPO_ROOT
+
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "a bare `A100` means the 40 GB part, A100-40GB" in readme
 
 
 def test_history_on_a_fresh_home_shows_the_snapshot_as_json_with_a_limit(

@@ -185,3 +185,31 @@ def test_a_format_1_document_still_loads() -> None:
            '"us-east-1", null, "g5.xlarge", "on-demand", "1.006", "s1"]]}')
     snap = load_snapshot(old)
     assert [o.observed_at.date() for o in snap.offers] == [date(2025, 6, 15)]
+
+
+def test_no_snapshot_price_is_in_an_aws_zone_skypilot_cannot_place() -> None:
+    from gpuopt.providers.aws.zones import is_standard_zone
+
+    aws = [o for o in load_snapshot().offers if o.cloud == "aws"]
+    assert any(o.zone for o in aws)
+    assert [o.key for o in aws if not is_standard_zone(o.region, o.zone)] == []
+
+
+def test_aws_spot_is_priced_per_zone_never_as_a_regional_median() -> None:
+    spot = [o for o in load_snapshot().offers if o.cloud == "aws" and o.market is Market.SPOT]
+    assert spot and [o.key for o in spot if o.zone is None] == []
+    # g6e.12xlarge in us-west-2: four zones, the cheapest well below the others' median
+    zones = {o.zone: o.price_per_hour for o in spot
+             if (o.region, o.instance_type) == ("us-west-2", "g6e.12xlarge")}
+    assert len(zones) == 4 and min(zones.values()) < sorted(zones.values())[2] * Decimal("0.8")
+
+
+def test_every_label_names_its_file_and_date_and_a_catalog_row_says_how_it_is_dated() -> None:
+    snap = load_snapshot()
+    for o in snap.offers:
+        text = snap.sources[o.key]
+        day = re.search(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b", text)
+        assert day and o.observed_at.date() == date.fromisoformat(day.group(1)), text
+        if "skypilot-catalog" in text:
+            assert re.search(r"catalogs/v\d/\w+/vms\.csv \(commit [0-9a-f]{7,}\)", text), text
+            assert "commit date unknown offline: dated by the day read" in text, text

@@ -231,6 +231,9 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
         if not row.instance_type or not row.region:
             skipped["no instance type or region"] += 1
             continue
+        if not cloud.placeable_zone(row.region, row.zone):
+            skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] += 1
+            continue
         if row.count not in GPU_COUNTS:  # what the planner places (providers/integrity.py)
             skipped[f"{row.count} GPUs an instance (gpuopt places 1, 2, 4 or 8)"] += 1
             continue

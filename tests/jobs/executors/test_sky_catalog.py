@@ -175,10 +175,11 @@ def test_skypilots_own_catalog_queries_after_an_export(tmp_path: Path) -> None:
     assert l4[0] == "g2-standard-4"
     assert Decimal(str(l4[3])) == snap["g2-standard-4", Market.ON_DEMAND]
     assert Decimal(str(l4[4])) == snap["g2-standard-4", Market.SPOT]
-    # The snapshot's us-east-1 g5.xlarge spot row is regional (zone None): the export
-    # writes it for every zone of the region, us-east-1b included.
+    # The snapshot prices us-east-1 g5.xlarge spot per zone id (issue 28); the fixture's
+    # az_mappings file names use1-az2 us-east-1b, so SkyPilot's us-east-1b price is the
+    # snapshot's use1-az2 row (a regional row, zone None, would be written for every zone).
     spot_1b = next(o.price_per_hour for o in list(load_snapshot().offers) if o.cloud == "aws"
-                   and o.region == "us-east-1" and o.zone in (None, "us-east-1b")
+                   and o.region == "us-east-1" and o.zone in (None, "us-east-1b", "use1-az2")
                    and o.instance_type == "g5.xlarge" and o.market is Market.SPOT)
     assert Decimal(str(after["aws_g5_spot_1b"])) == spot_1b
     assert before["aws_g5_spot_1b"] != after["aws_g5_spot_1b"]

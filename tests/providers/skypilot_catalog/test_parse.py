@@ -215,3 +215,25 @@ def test_an_aws_zone_id_is_pinned_by_name_through_skypilots_mapping(tmp_path: Pa
     (tmp_path / "aws" / "az_mappings-0123abcd.csv").write_text(
         "AvailabilityZoneName,AvailabilityZone\nus-east-1c,use1-az2\n", encoding="utf-8")
     assert pin_zone_id(plan, "use1-az2", tmp_path).infra == "aws/us-east-1/us-east-1c"
+
+
+def test_aws_local_and_wavelength_zones_are_left_out() -> None:
+    from gpuopt.providers.aws.zones import is_standard_zone
+
+    assert is_standard_zone("us-east-1", "use1-az1")
+    assert is_standard_zone("us-east-1", "us-east-1a")
+    assert is_standard_zone("us-east-1", None)
+    for zone in ("use1-atl2-az1", "us-east-1-atl-2a", "use1-wl1-bos-wlz1",
+                 "us-east-1-wl1-bos-wlz-1", "us-west-2-lax-1a"):
+        assert not is_standard_zone("us-east-1" if "east" in zone else "us-west-2", zone), zone
+    # docs/snapshot_catalogs' recorded AWS rows hold the Atlanta Local Zone's p5 rows
+    # (use1-atl2-az1, the cheapest p5.48xlarge spot cell): SkyPilot maps that zone to
+    # us-east-1, so a plan pinned to it would launch elsewhere.
+    path = Path(__file__).parents[3] / "docs" / "snapshot_catalogs" / "v8" / "aws" / "vms.csv"
+    text = path.read_text(encoding="utf-8")
+    assert "use1-atl2-az1" in text
+    parsed = parse_catalog(get_cloud("aws"), text, str(path), AT, "snapshot")
+    zones = {o.zone for o in parsed.offers if o.zone}
+    assert zones and all(is_standard_zone(o.region, o.zone) for o in parsed.offers)
+    assert "use1-az2" in zones and "use1-atl2-az1" not in zones
+    assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 3
