@@ -16,6 +16,7 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import NamedTuple
 
 from gpuopt.core.places import Place
 from gpuopt.jobs.spec import JobSpec
@@ -28,6 +29,7 @@ from gpuopt.providers.fabrics import Fabric
 from gpuopt.providers.offer import Market, Offer
 
 INF = float("inf")
+Key = tuple[float, float]  # an objective's key: smaller is better
 FLOAT_SLACK = 1e-9  # relative; float costs within this of a limit are costed exactly
 FLOAT_SLACK_ABS = 1e-6
 
@@ -58,8 +60,7 @@ class Limits:
                 and hours * self.slowdown + lost + self.restart_overhead > self.hours_left)
 
 
-@dataclass(frozen=True, slots=True)
-class OfferList:
+class OfferList(NamedTuple):
     """One configuration's offers in one market, cheapest first, with what the bound
     reads (float prices; spot: advisor hazards and their suffix minima)."""
 
@@ -102,19 +103,19 @@ class SearchState:
     frontier: Frontier[Kept] = field(default_factory=Frontier)
     seq: int = 0  # insertion order, the heap's last tie-break
 
-    @property
-    def full(self) -> bool:
-        return len(self.heap) >= self.top
-
-    def cannot_improve(self, market: Market, gpu: str, bound: tuple[float, float],
+    def cannot_improve(self, market: Market, gpu: str, key: Callable[[float, float], Key],
                        floor: float, least: float, list_hours: float) -> bool:
         """No offer from here on in this list can enter the top N, the frontier, the
-        model's best or the market's best (``bound``: the objective's key of the least
-        cost ``floor`` and hours ``least`` of any of them)."""
-        if not self.full or floor < self.best_cost.get(gpu, INF):
+        model's best or the market's best (none costs less than ``floor`` or runs in fewer
+        hours than ``least``; ``key``: the objective's). The walk asks only once the top N
+        is full and ``floor`` is not below the model's best (the cheap tests, inline)."""
+        if len(self.heap) < self.top or floor < self.best_cost.get(gpu, INF):
             return False
         mine = self.market_best.get(market)
-        if mine is None or bound < mine[:2]:
+        if mine is None:
+            return False
+        bound = key(floor, least)
+        if bound < mine[:2]:
             return False
         worst = (-self.heap[0][0], -self.heap[0][1])
         return bound >= worst and (list_hours <= least or self.frontier.dominated(floor, least))
@@ -135,7 +136,7 @@ class SearchState:
         if enters:
             self.seq += 1
             item = (-key[0], -key[1], -self.seq, kept)
-            if self.full:
+            if len(self.heap) >= self.top:
                 heapq.heapreplace(self.heap, item)
             else:
                 heapq.heappush(self.heap, item)
@@ -171,45 +172,54 @@ def consider(state: SearchState, limits: Limits, cfg: Configuration, offers: Off
     else:
         expected, n_pre, source = cfg.hours, 0.0, ""
     cost_f = price * expected
-    if limits.budget_f is not None and cost_f > limits.budget_f * (1 + FLOAT_SLACK):
+    budget_f = limits.budget_f
+    if budget_f is not None and cost_f > budget_f * (1 + FLOAT_SLACK):
         return list_hours
     key = limits.objective.key(cost_f, expected)
-    enters = not state.full or (-key[0], -key[1]) > state.heap[0][:2]
+    heap = state.heap
+    enters = len(heap) < state.top or (-key[0], -key[1]) > heap[0][:2]
     mine = state.market_best.get(offers.market)
     market_first = mine is None or key < mine[:2]
     on_frontier = expected < list_hours and not state.frontier.dominated(cost_f, expected)
+    fewest = expected if expected < list_hours else list_hours
     model_best = state.best_cost.get(cfg.gpu.name, INF)
     if not (enters or on_frontier or cost_f < model_best or market_first):
-        return min(list_hours, expected)  # cannot change the plan: no exact costing
+        return fewest  # cannot change the plan: no exact costing
     cost: Decimal | None = None
-    if needs_exact_cost(cost_f, on_frontier, model_best, limits.budget_f):
+    if needs_exact_cost(cost_f, on_frontier, model_best, budget_f):
         cost = exact_cost(offer, expected, cfg.nodes)
         if limits.budget is not None and cost > limits.budget:
-            return min(list_hours, expected)
+            return fewest
     state.keep(Kept(offer, cfg, expected, cost, n_pre, source), offers.market, key, enters,
                on_frontier, market_first)
-    return min(list_hours, expected)
+    return fewest
 
 
 def walk_list(state: SearchState, limits: Limits, cfg: Configuration, offers: OfferList,
               lost: float) -> None:
     """One list, cheapest first, until the bound says no later offer can count."""
     list_hours = INF  # the fastest offer of this list so far (each cheaper than the next)
+    allowed = None if limits.everywhere else limits.allowed
+    budget_f, cap_f, avoid = limits.budget_f, limits.cap_f, limits.avoid
+    key, gpu, nodes, fabric = limits.objective.key, cfg.gpu.name, cfg.nodes, cfg.fabric
+    spot = offers.market is Market.SPOT
+    prices, fabrics = offers.prices, offers.fabrics
+    heap, top, best_cost = state.heap, state.top, state.best_cost
     for i, offer in enumerate(offers.offers):
-        if not limits.everywhere and not limits.allowed(offer):
+        if allowed is not None and not allowed(offer):
             continue
-        price = offers.prices[i] * cfg.nodes  # the nodes are bought together
-        least = least_hours(cfg, offers, i, lost, limits.least_hazard)
+        price = prices[i] * nodes  # the nodes are bought together
+        least = (least_hours(cfg, offers, i, lost, limits.least_hazard) if spot
+                 else cfg.hours)
         floor = price * least  # no later (pricier) offer of this list costs less
-        if (limits.budget_f is not None and floor > limits.budget_f) or (
-                limits.cap_f is not None and price > limits.cap_f):
+        if (budget_f is not None and floor > budget_f) or (cap_f is not None and price > cap_f):
             break
-        bound = limits.objective.key(floor, least)
-        if state.cannot_improve(offers.market, cfg.gpu.name, bound, floor, least, list_hours):
+        if (len(heap) >= top and floor >= best_cost.get(gpu, INF)
+                and state.cannot_improve(offers.market, gpu, key, floor, least, list_hours)):
             break
-        if cfg.nodes > 1 and offers.fabrics[i] != cfg.fabric:
+        if nodes > 1 and fabrics[i] != fabric:
             continue  # another fabric (the bounds above hold for any offer after)
-        if limits.avoid and offer.place in limits.avoid:
+        if avoid and offer.place in avoid:
             continue
         list_hours = consider(state, limits, cfg, offers, i, price, lost, list_hours)
 

@@ -62,12 +62,11 @@ def test_a_full_top_stops_the_walk_once_no_later_offer_can_count() -> None:
     assert state.best_of_gpu["L4"].offer.region == "r0"
     # the third offer's bound (its price x the hours) is above the top two and the best
     floor = 0.7 * cfg.hours
-    assert state.cannot_improve(Market.ON_DEMAND, "L4", (floor, cfg.hours), floor, cfg.hours,
-                                cfg.hours)
-    assert not state.cannot_improve(Market.ON_DEMAND, "L4", (0.55 * cfg.hours, cfg.hours),
-                                    0.55 * cfg.hours, cfg.hours, cfg.hours)
-    assert not SearchState(top=2).cannot_improve(Market.ON_DEMAND, "L4", (10.0, 1.0), 10.0,
-                                                 1.0, 1.0)
+    key = LeastCost().key
+    assert state.cannot_improve(Market.ON_DEMAND, "L4", key, floor, cfg.hours, cfg.hours)
+    assert not state.cannot_improve(Market.ON_DEMAND, "L4", key, 0.55 * cfg.hours, cfg.hours,
+                                    cfg.hours)
+    assert not SearchState(top=2).cannot_improve(Market.ON_DEMAND, "L4", key, 10.0, 1.0, 1.0)
 
 
 def test_the_budget_ends_the_walk_and_the_search_keeps_each_markets_best() -> None:
