@@ -267,3 +267,7 @@ def test_capabilities_point_into_the_adapter_folders() -> None:
     assert CLOUDS["aws"].region_of_zone("us-east-1c") == "us-east-1"
     assert [c.name for c in clouds.zone_id_clouds()] == ["aws"]
     assert [c.name for c in clouds.registered_clouds() if c.skypilot_gpu_rows_apart] == ["gcp"]
+    assert CLOUDS["gcp"].skypilot_paired_instance_type("n1-standard-8", "T4", 1) == (
+        "n1-standard-8+1xT4")
+    assert CLOUDS["gcp"].skypilot_paired_instance_type("a2-highgpu-1g", "A100", 1) == (
+        "a2-highgpu-1g")
