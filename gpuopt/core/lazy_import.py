@@ -23,6 +23,16 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+# The module attributes a lazy module passes on (other dunders are Python's probes).
+_MODULE_DUNDERS = frozenset({"__version__", "__file__", "__path__"})
+
+
+def _findable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
+
 
 class LazyModule:
     """A module imported on first attribute access (see the module docstring).
@@ -53,16 +63,15 @@ class LazyModule:
             raise
 
     def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):  # copy, pickle and typing probes: not the module's
-            raise AttributeError(attr)
+        if attr.startswith("__") and attr not in _MODULE_DUNDERS:
+            raise AttributeError(attr)  # copy, pickle and typing probes: not the module's
         module = self.load()
-        try:
+        if hasattr(module, attr):
             return getattr(module, attr)
-        except AttributeError:
-            sub = f"{self.module_name}.{attr}"
-            if importlib.util.find_spec(sub) is None:
-                raise
+        sub = f"{self.module_name}.{attr}"
+        if hasattr(module, "__path__") and _findable(sub):  # a package's submodule
             return LazyModule(sub, object.__getattribute__(self, "_extra"))
+        raise AttributeError(f"module {self.module_name!r} has no attribute {attr!r}")
 
     def __setattr__(self, attr: str, value: object) -> None:
         raise AttributeError(f"{self.module_name} is a lazy module: set attributes on "

@@ -52,6 +52,10 @@ def _no_region(zone_name: str) -> str | None:
     return None
 
 
+def _host(host: str, accelerator: str, count: int) -> str:
+    return host
+
+
 @dataclass(frozen=True, slots=True)
 class Cloud:
     name: str  # as written in job.yaml, the configuration and the store
@@ -101,8 +105,10 @@ class Cloud:
     # with attached GPUs, 'n1-standard-8+1xT4' -> 'n1-standard-8').
     skypilot_vm_type: Callable[[str], str] = _same
     # SkyPilot's catalog prices the GPUs on rows of their own (empty InstanceType) and
-    # the VM apart, adding them up (GCP); else one row per instance type.
-    skypilot_gpu_rows_apart: bool = False
+    # the VM apart, adding them up (GCP): the VMs it pairs ``count`` x ``accelerator``
+    # with, and the offer's instance type of such a pair. None: one row per instance type.
+    skypilot_hosts_for: Callable[[str, int], tuple[str, ...]] | None = None
+    skypilot_paired_instance_type: Callable[[str, str, int], str] = _host
     # The markets an instance type is sold in where narrower than the catalog's columns
     # (None: whatever the catalog prices).
     sold_markets: Callable[[str], frozenset[Market] | None] = _every_market
@@ -122,6 +128,11 @@ class Cloud:
         """gpuopt polls this cloud's own API (an adapter folder); False: priced only from
         SkyPilot's catalog (``gpuopt prices refresh --source skypilot-catalog``)."""
         return bool(self.adapter_module)
+
+    @property
+    def skypilot_gpu_rows_apart(self) -> bool:
+        """SkyPilot's catalog prices this cloud's GPUs apart from its VMs (GCP)."""
+        return self.skypilot_hosts_for is not None
 
     @property
     def skypilot_zonal(self) -> bool:
@@ -169,7 +180,8 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_gpu_info_is_name=True,
             fabrics=gcp.FABRICS,
             skypilot_vm_type=gcp.vm_type,
-            skypilot_gpu_rows_apart=True,
+            skypilot_hosts_for=gcp.hosts_for,
+            skypilot_paired_instance_type=gcp.paired_instance_type,
             sold_markets=gcp.sold_markets,
             # Compute Engine operation error codes (cloud.google.com/compute/docs/troubleshooting)
             capacity_error_codes=("ZONE_RESOURCE_POOL_EXHAUSTED",

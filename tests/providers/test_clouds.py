@@ -97,6 +97,20 @@ def test_no_cloud_name_is_spelled_outside_the_registry_and_its_adapters() -> Non
     assert found == []
 
 
+def test_only_the_registry_reaches_into_an_adapter_folder() -> None:
+    """The executor, the planner and the SkyPilot catalog reader read a cloud's facts
+    from its registry entry, never from its adapter's modules."""
+    adapters = {f"gpuopt.providers.{a.name}" for a in _adapter_folders()}
+    found = []
+    for p in _product_outside_the_registry():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == a or n.startswith(a + ".") for n in names for a in adapters):
+                found.append(f"{p.relative_to(REPO)}:{node.lineno}")
+    assert found == []
+
+
 def test_each_allowed_exception_still_spells_a_cloud_name() -> None:
     """An exception that no longer applies is removed from the list, not kept."""
     names = frozenset(cloud_names())
@@ -253,3 +267,7 @@ def test_capabilities_point_into_the_adapter_folders() -> None:
     assert CLOUDS["aws"].region_of_zone("us-east-1c") == "us-east-1"
     assert [c.name for c in clouds.zone_id_clouds()] == ["aws"]
     assert [c.name for c in clouds.registered_clouds() if c.skypilot_gpu_rows_apart] == ["gcp"]
+    assert CLOUDS["gcp"].skypilot_paired_instance_type("n1-standard-8", "T4", 1) == (
+        "n1-standard-8+1xT4")
+    assert CLOUDS["gcp"].skypilot_paired_instance_type("a2-highgpu-1g", "A100", 1) == (
+        "a2-highgpu-1g")

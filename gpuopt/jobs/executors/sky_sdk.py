@@ -7,19 +7,23 @@ request id; ``get`` waits for the request's result and re-raises its exception,
 ``Resources``, ``Storage``), ``sky.exceptions`` for classifying failures, and
 ``sky.server.common`` for asking whether an API server answers *without* starting one.
 
-Each SkyPilot name is reached as ``_mod(MODULE).name`` with MODULE one of the constants
-below, so ``tests/jobs/executors/test_sky_sdk_names.py`` can read this file and check
-every name, and every call's arguments, against the installed release: an upgrade that
-renames or reshapes one fails in CI, not at a user's first launch. ``sky`` is imported
-lazily (``gpuopt --help`` stays fast).
+Each SkyPilot name is reached as ``module.name`` with ``module`` one of the lazy modules
+below (core/lazy_import.py), so ``tests/jobs/executors/test_sky_sdk_names.py`` can read
+this file and check every name, and every call's arguments, against the installed
+release: an upgrade that renames or reshapes one fails in CI, not at a user's first
+launch. ``sky`` is imported
+on first use (``gpuopt --help`` stays fast).
 """
 
 from __future__ import annotations
 
-import importlib
+import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from gpuopt.core.lazy_import import LazyModule
 
 # The SkyPilot releases this adapter is written and tested against (pyproject.toml's
 # ``skypilot`` extra says the same; a test checks both and the installed version).
@@ -37,6 +41,19 @@ ANNOTATIONS = "sky.utils.annotations"
 MODULES = (SKY, SDK, EXCEPTIONS, SERVER, YAML, DAG_UTILS, SERVER_CONSTANTS, REQUEST_NAMES,
            ANNOTATIONS)
 
+# SkyPilot's modules (and requests, which SkyPilot's client raises from), imported on
+# first use.
+sky = LazyModule(SKY, extra="skypilot")
+sdk = LazyModule(SDK, extra="skypilot")
+sky_exceptions = LazyModule(EXCEPTIONS, extra="skypilot")
+server_common = LazyModule(SERVER, extra="skypilot")
+yaml_utils = LazyModule(YAML, extra="skypilot")
+dag_utils = LazyModule(DAG_UTILS, extra="skypilot")
+server_constants = LazyModule(SERVER_CONSTANTS, extra="skypilot")
+request_names = LazyModule(REQUEST_NAMES, extra="skypilot")
+sky_annotations = LazyModule(ANNOTATIONS, extra="skypilot")
+requests = LazyModule("requests")
+
 # Fields of SkyPilot's response records gpuopt reads (pydantic models; checked by the test).
 RECORD_FIELDS: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("sky.server.requests.payloads", "RequestPayload"):
@@ -53,11 +70,6 @@ MEMBERS: Mapping[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-def _mod(name: str) -> Any:
-    """A SkyPilot module (one of MODULES), imported on first use."""
-    return importlib.import_module(name)
-
-
 # -- the API server, without starting one ---------------------------------------------
 @dataclass(frozen=True, slots=True)
 class ServerState:
@@ -72,49 +84,46 @@ class ServerState:
 
 
 def version() -> str:
-    return str(_mod(SKY).__version__)
+    return str(sky.__version__)
 
 
 def server_state() -> ServerState:
     """Whether an API server answers at the configured endpoint (never starts one)."""
-    common = _mod(SERVER)
-    url = str(common.get_server_url())
-    info = common.get_api_server_status()
-    return ServerState(url, bool(common.is_api_server_local()), str(info.status.value),
+    url = str(server_common.get_server_url())
+    info = server_common.get_api_server_status()
+    return ServerState(url, bool(server_common.is_api_server_local()), str(info.status.value),
                        info.version)
 
 
 def server_url() -> str:
-    return str(_mod(SERVER).get_server_url())
+    return str(server_common.get_server_url())
 
 
 def api_stop() -> None:
-    _mod(SDK).api_stop()
+    sdk.api_stop()
 
 
 # -- requests to the API server (each returns a request id) ---------------------------
 def launch(task: Any, cluster_name: str, *, idle_minutes_to_autostop: int | None,
            down: bool) -> str:
-    return str(_mod(SDK).launch(task, cluster_name=cluster_name, retry_until_up=False,
+    return str(sdk.launch(task, cluster_name=cluster_name, retry_until_up=False,
                                 idle_minutes_to_autostop=idle_minutes_to_autostop,
                                 down=down))
 
 
 def requests_of(cluster_name: str) -> list[Any]:
     """The API server's requests about that cluster (``RequestPayload``), finished too."""
-    return list(_mod(SDK).api_status(all_status=True, cluster_name=cluster_name))
+    return list(sdk.api_status(all_status=True, cluster_name=cluster_name))
 
 
 def launch_request_name() -> str:
     """The name the API server files a launch request under ('sky.launch' in 0.14)."""
-    return str(_mod(SERVER_CONSTANTS).REQUEST_NAME_PREFIX
-               + _mod(REQUEST_NAMES).RequestName.CLUSTER_LAUNCH.value)
+    return str(server_constants.REQUEST_NAME_PREFIX
+               + request_names.RequestName.CLUSTER_LAUNCH.value)
 
 
 def request_error_text(error: str | None) -> str:
     """A ``RequestPayload.error`` (JSON: null, or SkyPilot's type/message record)."""
-    import json
-
     try:
         record = json.loads(error) if error else None
     except ValueError:
@@ -126,38 +135,38 @@ def request_error_text(error: str | None) -> str:
 
 def get(request_id: str) -> Any:
     """Waits for the request; its result, or its own exception re-raised."""
-    return _mod(SDK).get(request_id)
+    return sdk.get(request_id)
 
 
 def request_log(request_id: str, tail: int, out: Any) -> None:
     """Prints the last ``tail`` lines of the request's log to ``out`` (no waiting)."""
-    _mod(SDK).stream_and_get(request_id, tail=tail, follow=False, output_stream=out)
+    sdk.stream_and_get(request_id, tail=tail, follow=False, output_stream=out)
 
 
 def cluster_records(cluster_names: list[str] | None) -> list[Any]:
     """``StatusResponse`` records (refreshed from the cloud where SkyPilot would)."""
-    refresh = _mod(SKY).StatusRefreshMode.AUTO
-    return list(get(_mod(SDK).status(cluster_names=cluster_names, refresh=refresh)))
+    refresh = sky.StatusRefreshMode.AUTO
+    return list(get(sdk.status(cluster_names=cluster_names, refresh=refresh)))
 
 
 def job_records(cluster_name: str) -> list[Any]:
-    return list(get(_mod(SDK).queue(cluster_name, skip_finished=False)))
+    return list(get(sdk.queue(cluster_name, skip_finished=False)))
 
 
 def down(cluster_name: str) -> None:
     """Tears the cluster down; one that does not exist is not an error."""
     try:
-        get(_mod(SDK).down(cluster_name))
-    except _mod(EXCEPTIONS).ClusterDoesNotExist:
+        get(sdk.down(cluster_name))
+    except sky_exceptions.ClusterDoesNotExist:
         return
 
 
 def cancel(request_ids: list[str]) -> None:
-    get(_mod(SDK).api_cancel(request_ids, silent=True))
+    get(sdk.api_cancel(request_ids, silent=True))
 
 
 def tail_logs(cluster_name: str, job_id: int | None, follow: bool, tail: int) -> Iterator[str]:
-    for chunk in _mod(SDK).tail_logs(cluster_name, job_id, follow=follow, tail=tail,
+    for chunk in sdk.tail_logs(cluster_name, job_id, follow=follow, tail=tail,
                                      preload_content=False):
         if chunk is None:
             return
@@ -167,7 +176,7 @@ def tail_logs(cluster_name: str, job_id: int | None, follow: bool, tail: int) ->
 def enabled_clouds() -> list[str]:
     """SkyPilot's names of the clouds it has enabled for compute (its ``sky check``
     cache on the API server)."""
-    return [str(c) for c in get(_mod(SDK).enabled_clouds())]
+    return [str(c) for c in get(sdk.enabled_clouds())]
 
 
 def optimize(task: Any) -> str:
@@ -176,8 +185,8 @@ def optimize(task: Any) -> str:
     (ResourcesUnavailableError, NoCloudAccessError, ...) when it finds no placement. The
     server keeps no result (``ignore_return_value``): a task whose every field is pinned
     leaves the optimizer that one placement or none."""
-    dag = _mod(DAG_UTILS).convert_entrypoint_to_dag(task)
-    request_id = str(_mod(SDK).optimize(dag))
+    dag = dag_utils.convert_entrypoint_to_dag(task)
+    request_id = str(sdk.optimize(dag))
     get(request_id)
     return request_id
 
@@ -187,7 +196,7 @@ def _client_side() -> None:
     """Marks this process as SkyPilot's client, as every SDK call does on entry
     (``annotations.client_api``): until then SkyPilot's catalog code acts as if it ran on
     the API server and prints its spinners as encoded ``<sky-payload>`` lines."""
-    _mod(ANNOTATIONS).client_api(version)()
+    sky_annotations.client_api(version)()
 
 
 def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
@@ -195,7 +204,7 @@ def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
              file_mounts: dict[str, str] | None, storage_mounts: dict[str, Any],
              resources: Any, num_nodes: int = 1) -> Any:
     _client_side()
-    task = _mod(SKY).Task(name=name, setup=setup, run=run, envs=envs, secrets=secrets,
+    task = sky.Task(name=name, setup=setup, run=run, envs=envs, secrets=secrets,
                           workdir=workdir, file_mounts=file_mounts, num_nodes=num_nodes)
     if storage_mounts:
         task.set_storage_mounts(storage_mounts)
@@ -206,21 +215,21 @@ def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
 def new_resources(*, infra: str, instance_type: str | None,
                   accelerators: dict[str, int] | None, use_spot: bool) -> Any:
     _client_side()
-    return _mod(SKY).Resources(infra=infra, instance_type=instance_type,
+    return sky.Resources(infra=infra, instance_type=instance_type,
                                accelerators=accelerators, use_spot=use_spot)
 
 
 def any_resources() -> Any:
-    return _mod(SKY).Resources()
+    return sky.Resources()
 
 
 def new_storage(*, source: str, mode: str, persistent: bool) -> Any:
-    return _mod(SKY).Storage(source=source, mode=_mod(SKY).StorageMode[mode],
+    return sky.Storage(source=source, mode=sky.StorageMode[mode],
                              persistent=persistent)
 
 
 def storage_from_yaml(config: dict[str, Any]) -> Any:
-    return _mod(SKY).Storage.from_yaml_config(config)
+    return sky.Storage.from_yaml_config(config)
 
 
 def task_yaml(task: Any, resources: dict[str, Any] | None = None) -> str:
@@ -230,17 +239,15 @@ def task_yaml(task: Any, resources: dict[str, Any] | None = None) -> str:
     config = task.to_yaml_config()
     if resources is not None:
         config["resources"] = resources
-    return str(_mod(YAML).dump_yaml_str(config))
+    return str(yaml_utils.dump_yaml_str(config))
 
 
 def is_network_error(exc: BaseException) -> bool:
     """SkyPilot (or the SDK it used) could not reach the network: a connection or timeout
     error of ``requests``, or a cloud SDK's, wrapped in SkyPilot's CloudError."""
-    import requests
-
     if isinstance(exc, requests.ConnectionError | requests.Timeout):
         return True
-    return isinstance(exc, _mod(EXCEPTIONS).CloudError) and getattr(
+    return isinstance(exc, sky_exceptions.CloudError) and getattr(
         exc, "error_type", "") in ("ConnectionError", "EndpointConnectionError",
                                    "ConnectTimeoutError", "NameResolutionError")
 
@@ -248,17 +255,17 @@ def is_network_error(exc: BaseException) -> bool:
 # -- SkyPilot's exceptions --------------------------------------------------------------
 def exception_types(names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
     """Those of SkyPilot's exception classes this release has (by name)."""
-    exceptions = _mod(EXCEPTIONS)
-    return tuple(getattr(exceptions, n) for n in names if hasattr(exceptions, n))
+    module = sky_exceptions.load()
+    return tuple(getattr(module, n) for n in names if hasattr(module, n))
 
 
 def resources_unavailable() -> type[BaseException]:
-    return _mod(EXCEPTIONS).ResourcesUnavailableError
+    return sky_exceptions.ResourcesUnavailableError
 
 
 def cloud_error() -> type[BaseException]:
     """SkyPilot's wrapper of a cloud SDK's exception (its class name in ``error_type``)."""
-    return _mod(EXCEPTIONS).CloudError
+    return sky_exceptions.CloudError
 
 
 
@@ -266,25 +273,20 @@ def cloud_error() -> type[BaseException]:
 def why_unusable(exc: BaseException) -> str:
     """The cause of a failed call to SkyPilot and its fix, by SkyPilot's exception type
     (no API server, a version mismatch, a login needed); anything else as it was said."""
-    import requests
-
-    exceptions = _mod(EXCEPTIONS)
     url = server_url()
-    if isinstance(exc, exceptions.ApiServerConnectionError | requests.ConnectionError):
+    if isinstance(exc, sky_exceptions.ApiServerConnectionError | requests.ConnectionError):
         return (f"no SkyPilot API server answers at {url}: start one with "
                 "`sky api start`, or point SkyPilot at yours with `sky api login -e URL`")
-    if isinstance(exc, exceptions.APIVersionMismatchError):
+    if isinstance(exc, sky_exceptions.APIVersionMismatchError):
         return (f"SkyPilot {version()} here and the API server at {url} are versions "
                 f"that do not work together ({_first_line(exc)}): install the server's "
                 "skypilot release here, or restart a local server with `sky api stop` "
                 "and `sky api start`")
-    if isinstance(exc, exceptions.ApiServerAuthenticationError):
+    if isinstance(exc, sky_exceptions.ApiServerAuthenticationError):
         return f"the SkyPilot API server at {url} needs a login: `sky api login -e {url}`"
     return f"SkyPilot failed ({type(exc).__name__}: {_first_line(exc)})"
 
 
 def _first_line(exc: BaseException) -> str:
-    import re
-
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()  # SkyPilot's colours
     return text.splitlines()[0] if text else type(exc).__name__

@@ -4,20 +4,30 @@ Retries: botocore's own retry handler (``standard`` mode: exponential backoff wi
 jitter and a retry quota) retries throttling (ThrottlingException, RequestLimitExceeded,
 ...) and transient 5xx answers, ``max_attempts`` requests in all; what still fails is turned
 into a ProviderError naming the call, the error code and the attempts made.
-boto3 and botocore are imported inside functions only (slow imports).
+boto3 and botocore are named below as lazy modules (core/lazy_import.py: slow imports,
+made on first use).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from gpuopt.core.lazy_import import LazyModule
 from gpuopt.providers.aws.catalog import SPOT_ADVISOR_URL
+from gpuopt.providers.aws.parse import EXPECTED_ATTRIBUTES
 from gpuopt.providers.base import CredentialsMissing, ProviderError
+from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded
+
+boto3 = LazyModule("boto3", extra="aws")
+botocore_config = LazyModule("botocore.config", extra="aws")
+botocore_exceptions = LazyModule("botocore.exceptions", extra="aws")
+requests = LazyModule("requests", extra="aws")
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +53,10 @@ ClientFactory = Callable[[str, str], Any]
 
 def client_factory(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> ClientFactory:
     """A factory over one boto3 Session with botocore's standard retry mode."""
-    import boto3
-    from botocore.config import Config
-
     session = boto3.Session()
     # total_max_attempts counts the first request; Config's "max_attempts" would count
     # retries only (one more request than it says).
-    config = Config(
+    config = botocore_config.Config(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         connect_timeout=10,
         read_timeout=60,
@@ -67,8 +74,6 @@ def client_factory(max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> ClientFactory:
 
 def has_credentials() -> bool:
     """Whether boto3's credential chain resolves anything (env, files, SSO, IMDS...)."""
-    import boto3
-
     return boto3.Session().get_credentials() is not None
 
 
@@ -80,13 +85,11 @@ def error_code(err: BaseException) -> str:
 @contextmanager
 def aws_errors(call: str) -> Iterator[None]:
     """Translate botocore errors raised inside into CredentialsMissing / ProviderError."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
     try:
         yield
-    except NoCredentialsError as err:
+    except botocore_exceptions.NoCredentialsError as err:
         raise CredentialsMissing(NO_CREDENTIALS) from err
-    except ClientError as err:
+    except botocore_exceptions.ClientError as err:
         meta = err.response.get("ResponseMetadata", {})
         attempts = int(meta.get("RetryAttempts", 0)) + 1
         message = err.response.get("Error", {}).get("Message", "")
@@ -94,14 +97,12 @@ def aws_errors(call: str) -> Iterator[None]:
             f"aws {call}: {error_code(err)} (HTTP {meta.get('HTTPStatusCode', '?')}) after "
             f"{attempts} attempt{'s' if attempts > 1 else ''}: {message}"
         ) from err
-    except BotoCoreError as err:
+    except botocore_exceptions.BotoCoreError as err:
         raise ProviderError(f"aws {call}: {err}") from err
 
 
 def pricing_filters(instance_type: str, region: str) -> list[dict[str, str]]:
     """TERM_MATCH filters for one Linux, shared-tenancy, no-license instance in a region."""
-    from gpuopt.providers.aws.parse import EXPECTED_ATTRIBUTES
-
     pairs = {"instanceType": instance_type, "regionCode": region, **EXPECTED_ATTRIBUTES}
     return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in pairs.items()]
 
@@ -185,13 +186,11 @@ def placement_scores_by_type(
     (``ec2:GetSpotPlacementScores`` denied) or AWS still throttles it after botocore's
     retries, one log line and the remaining types are skipped; another error is a
     warning. Never raises for the call's own errors."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     out: dict[str, list[dict[str, Any]]] = {}
     for itype in instance_types:
         try:
             out[itype] = spot_placement_scores(ec2, itype, regions)
-        except ClientError as err:
+        except botocore_exceptions.ClientError as err:
             code = error_code(err)
             if code in DENIED_CODES:
                 log.info("aws: spot placement scores not permitted (%s); skipped", code)
@@ -201,7 +200,7 @@ def placement_scores_by_type(
                          "this poll", code, itype)
                 return out, []
             return out, [f"spot placement scores skipped: {code}"]
-        except BotoCoreError as err:
+        except botocore_exceptions.BotoCoreError as err:
             return out, [f"spot placement scores skipped: {err}"]
     return out, []
 
@@ -211,12 +210,6 @@ HttpGet = Callable[[str], bytes]
 
 def http_get(url: str) -> bytes:
     """The Spot Advisor feed (~2 MB), bounded in size and time (providers/http_json.py)."""
-    import time
-
-    import requests
-
-    from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded
-
     with requests.get(url, timeout=15, stream=True) as response:
         response.raise_for_status()
         return read_bounded(response.iter_content(64 * 1024), "aws",

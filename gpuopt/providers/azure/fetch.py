@@ -3,7 +3,8 @@
 HTTP goes through azure-core's ``PipelineClient`` with its ``RetryPolicy``: the transport
 the Azure SDKs themselves use (already installed with azure-mgmt-compute), which retries
 408/429/500/502/503/504 and connection errors with exponential backoff, and honours
-``Retry-After`` on throttled answers. Heavy imports stay inside the functions.
+``Retry-After`` on throttled answers. The SDK's modules are named below as lazy modules
+(core/lazy_import.py), imported on first use.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from gpuopt.core.lazy_import import LazyModule
 from gpuopt.providers.azure.parse import parse_price_page
 from gpuopt.providers.base import ProviderError
 from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded, short_error
@@ -22,6 +24,12 @@ from gpuopt.providers.http_json import REQUEST_DEADLINE_S, read_bounded, short_e
 if TYPE_CHECKING:
     from azure.core import PipelineClient
     from azure.core.credentials import TokenCredential
+
+azure_core = LazyModule("azure.core", extra="azure")
+azure_policies = LazyModule("azure.core.pipeline.policies", extra="azure")
+azure_exceptions = LazyModule("azure.core.exceptions", extra="azure")
+azure_rest = LazyModule("azure.core.rest", extra="azure")
+azure_compute = LazyModule("azure.mgmt.compute", extra="azure")
 
 PRICES_URL = "https://prices.azure.com/api/retail/prices"
 PRICES_API_VERSION = "2023-01-01-preview"
@@ -62,33 +70,23 @@ def price_url(base_url: str, odata_filter: str) -> str:
 def prices_client(
     base_url: str, *, retry_total: int, retry_backoff_factor: float, retry_backoff_max: int
 ) -> PipelineClient:
-    from azure.core import PipelineClient
-    from azure.core.pipeline.policies import (
-        HeadersPolicy,
-        HttpLoggingPolicy,
-        RetryPolicy,
-        UserAgentPolicy,
-    )
-
-    return PipelineClient(
+    return azure_core.PipelineClient(
         base_url,
         policies=[
-            HeadersPolicy({"Accept": "application/json"}),
-            UserAgentPolicy(sdk_moniker="gpuopt"),
-            RetryPolicy(
+            azure_policies.HeadersPolicy({"Accept": "application/json"}),
+            azure_policies.UserAgentPolicy(sdk_moniker="gpuopt"),
+            azure_policies.RetryPolicy(
                 retry_total=retry_total,
                 retry_backoff_factor=retry_backoff_factor,
                 retry_backoff_max=retry_backoff_max,
             ),
-            HttpLoggingPolicy(),
+            azure_policies.HttpLoggingPolicy(),
         ],
     )
 
 
 def fetch_price_items(client: PipelineClient, first_url: str) -> list[Mapping[str, Any]]:
     """Every item behind ``first_url``, following NextPageLink until it is null."""
-    from azure.core.exceptions import AzureError
-    from azure.core.rest import HttpRequest
 
     items: list[Mapping[str, Any]] = []
     url: str | None = first_url
@@ -98,14 +96,14 @@ def fetch_price_items(client: PipelineClient, first_url: str) -> list[Mapping[st
             raise ProviderError(f"azure: Retail Prices paging does not end (at {url})")
         seen.add(url)
         try:
-            response = client.send_request(HttpRequest("GET", url), stream=True,
+            response = client.send_request(azure_rest.HttpRequest("GET", url), stream=True,
                                            read_timeout=READ_TIMEOUT_S)
             try:  # bounded in size and time, like the REST clouds (providers/http_json.py)
                 body = read_bounded(response.iter_bytes(), "azure",
                                     time.monotonic() + REQUEST_DEADLINE_S)
             finally:
                 response.close()
-        except AzureError as err:
+        except azure_exceptions.AzureError as err:
             raise ProviderError("azure: Retail Prices API unreachable: "
                                 f"{short_error(err)}") from err
         text = body.decode("utf-8", errors="replace")
@@ -142,9 +140,8 @@ def fetch_resource_skus(
     retry_backoff_factor: float,
 ) -> list[dict[str, Any]]:
     """resource_skus for one region as REST JSON dicts (raises azure.core AzureError)."""
-    from azure.mgmt.compute import ComputeManagementClient
 
-    with ComputeManagementClient(
+    with azure_compute.ComputeManagementClient(
         credential,
         subscription_id,
         base_url=base_url,

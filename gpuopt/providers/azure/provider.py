@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.core.lazy_import import LazyModule
 from gpuopt.providers.azure import fetch as net
 from gpuopt.providers.azure.catalog import SIZES
 from gpuopt.providers.azure.parse import available_sizes, keep_available, parse_price_items
@@ -24,6 +26,9 @@ from gpuopt.providers.base import FetchResult
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
+
+azure_identity = LazyModule("azure.identity", extra="azure")
+azure_exceptions = LazyModule("azure.core.exceptions", extra="azure")
 
 SUBSCRIPTION_ENV = "AZURE_SUBSCRIPTION_ID"
 UNCHECKED = (
@@ -89,18 +94,12 @@ class AzureProvider:
             return {}, [UNCHECKED.format(why=f"{SUBSCRIPTION_ENV} is not set")]
         if self._credential is not None:
             return self._check_regions(self._credential, subscription, regions)
-        from azure.identity import DefaultAzureCredential
-
-        with DefaultAzureCredential() as credential:
+        with azure_identity.DefaultAzureCredential() as credential:
             return self._check_regions(credential, subscription, regions)
 
     def _check_regions(
         self, credential: TokenCredential, subscription: str, regions: list[str]
     ) -> tuple[dict[str, frozenset[str]], list[str]]:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from azure.core.exceptions import AzureError, ClientAuthenticationError
-
         def one(region: str) -> frozenset[str]:
             skus = net.fetch_resource_skus(
                 credential,
@@ -117,16 +116,16 @@ class AzureProvider:
         try:
             # The first region alone: a missing sign-in fails once, with one line.
             out[regions[0]] = one(regions[0])
-        except ClientAuthenticationError as err:
+        except azure_exceptions.ClientAuthenticationError as err:
             return {}, [UNCHECKED.format(why=f"no usable Azure credential: {_short(err)}")]
-        except AzureError as err:
+        except azure_exceptions.AzureError as err:
             notes.append(f"azure {regions[0]}: availability not checked: {_short(err)}")
         with ThreadPoolExecutor(max_workers=max(1, self.availability_workers)) as pool:
             futures: Mapping[str, Any] = {r: pool.submit(one, r) for r in regions[1:]}
             for region, future in futures.items():
                 try:
                     out[region] = future.result()
-                except AzureError as err:
+                except azure_exceptions.AzureError as err:
                     notes.append(f"azure {region}: availability not checked: {_short(err)}")
         return out, notes
 

@@ -9,7 +9,10 @@ from types import MappingProxyType
 
 from gpuopt.providers.fabric import Fabric
 from gpuopt.providers.gcp.catalog import SHAPES_BY_INSTANCE_TYPE, split_instance_type
+from gpuopt.providers.gcp.skypilot_hosts import hosts_for, paired_instance_type
 from gpuopt.providers.offer import Market
+
+__all__ = ["FABRICS", "hosts_for", "paired_instance_type", "sold_markets", "vm_type"]
 
 _A3 = ("https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A3 High "
        "a3-highgpu-8g: 4 GPU NICs x 200 Gbps with GPUDirect-TCPX; A3 Mega "

@@ -1,6 +1,7 @@
 """The GCP SDK calls: credentials, clients, and the three paged listings.
 
-google-cloud-* is imported inside functions only (``gpuopt --help`` stays fast). Each
+google-cloud-* is named below as lazy modules, imported on first use (``gpuopt --help``
+stays fast). Each
 listing goes through the SDK pager with a google-api-core ``Retry`` (throttling and
 5xx are retried with backoff, on every page); errors that survive it become
 ProviderError. Results are returned as REST-shaped JSON dicts for the pure parsers.
@@ -14,9 +15,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from gpuopt.core.lazy_import import LazyModule
 from gpuopt.providers.base import CredentialsMissing, ProviderError
 from gpuopt.providers.gcp.catalog import ACCELERATOR_TYPES, MACHINE_TYPES
 from gpuopt.providers.gcp.parse import COMPUTE_ENGINE_SERVICE
+
+requests = LazyModule("requests", extra="gcp")
+google_auth = LazyModule("google.auth", extra="gcp")
+auth_exceptions = LazyModule("google.auth.exceptions", extra="gcp")
+gexc = LazyModule("google.api_core.exceptions", extra="gcp")
+gretry = LazyModule("google.api_core.retry", extra="gcp")
+billing_v1 = LazyModule("google.cloud.billing_v1", extra="gcp")
+compute_v1 = LazyModule("google.cloud.compute_v1", extra="gcp")
+json_format = LazyModule("google.protobuf.json_format", extra="gcp")
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 SKU_PAGE_SIZE = 5000  # the Catalog API's maximum
@@ -35,10 +46,6 @@ class RetryPolicy:
     timeout: float = 60.0  # per HTTP request
 
     def build(self) -> Any:
-        import requests
-        from google.api_core import exceptions as gexc
-        from google.api_core import retry as gretry
-
         return gretry.Retry(
             predicate=gretry.if_exception_type(
                 gexc.TooManyRequests,
@@ -66,12 +73,9 @@ class GcpClients:
 
 def resolve_credentials() -> tuple[Any, str]:
     """(credentials, project) from the SDK chain; CredentialsMissing when there is none."""
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
-
     try:
-        credentials, project = google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
-    except DefaultCredentialsError:
+        credentials, project = google_auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
+    except auth_exceptions.DefaultCredentialsError:
         raise CredentialsMissing(
             "gcp: no credentials found; run `gcloud auth application-default login` "
             "or set GOOGLE_APPLICATION_CREDENTIALS"
@@ -86,8 +90,6 @@ def resolve_credentials() -> tuple[Any, str]:
 
 
 def make_clients(credentials: Any, project: str) -> GcpClients:
-    from google.cloud import billing_v1, compute_v1
-
     return GcpClients(
         catalog=billing_v1.CloudCatalogClient(credentials=credentials, transport="rest"),
         machine_types=compute_v1.MachineTypesClient(credentials=credentials),
@@ -98,15 +100,12 @@ def make_clients(credentials: Any, project: str) -> GcpClients:
 
 @contextmanager
 def _provider_errors(what: str) -> Iterator[None]:
-    import requests
-    from google.api_core import exceptions as gexc
-    from google.auth import exceptions as aexc
-
     try:
         yield
     except gexc.RetryError as err:
         raise ProviderError(f"gcp {what}: gave up retrying: {err.cause or err}") from err
-    except (gexc.GoogleAPIError, aexc.GoogleAuthError, requests.RequestException) as err:
+    except (gexc.GoogleAPIError, auth_exceptions.GoogleAuthError,
+            requests.RequestException) as err:
         raise ProviderError(f"gcp {what}: {type(err).__name__}: {err}") from err
 
 
@@ -117,9 +116,6 @@ def _name_filter(names: frozenset[str]) -> str:
 
 def list_compute_skus(client: Any, policy: RetryPolicy) -> list[dict[str, Any]]:
     """Every Compute-family SKU of Compute Engine, as REST JSON dicts, priced in USD."""
-    from google.cloud import billing_v1
-    from google.protobuf.json_format import MessageToDict
-
     out: list[dict[str, Any]] = []
     with _provider_errors("Cloud Billing Catalog list_skus"):
         pager = client.list_skus(
@@ -134,14 +130,12 @@ def list_compute_skus(client: Any, policy: RetryPolicy) -> list[dict[str, Any]]:
         for sku in pager:
             pb = billing_v1.Sku.pb(sku)
             if pb.category.resource_family == "Compute":
-                out.append(MessageToDict(pb))
+                out.append(json_format.MessageToDict(pb))
     return out
 
 
 def _aggregated(client: Any, project: str, names: frozenset[str], policy: RetryPolicy,
                 field: str, message: Any, what: str) -> ZoneList:
-    from google.protobuf.json_format import MessageToDict
-
     out: ZoneList = []
     with _provider_errors(what):
         pager = client.aggregated_list(
@@ -153,22 +147,18 @@ def _aggregated(client: Any, project: str, names: frozenset[str], policy: RetryP
             timeout=policy.timeout,
         )
         for scope, scoped in pager:
-            items = [MessageToDict(message.pb(r)) for r in getattr(scoped, field)]
+            items = [json_format.MessageToDict(message.pb(r)) for r in getattr(scoped, field)]
             if items:
                 out.append((scope, items))
     return out
 
 
 def list_machine_types(clients: GcpClients, policy: RetryPolicy) -> ZoneList:
-    from google.cloud import compute_v1
-
     return _aggregated(clients.machine_types, clients.project, MACHINE_TYPES, policy,
                        "machine_types", compute_v1.MachineType, "machineTypes.aggregatedList")
 
 
 def list_accelerator_types(clients: GcpClients, policy: RetryPolicy) -> ZoneList:
-    from google.cloud import compute_v1
-
     return _aggregated(clients.accelerator_types, clients.project, ACCELERATOR_TYPES, policy,
                        "accelerator_types", compute_v1.AcceleratorType,
                        "acceleratorTypes.aggregatedList")

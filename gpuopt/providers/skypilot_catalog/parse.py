@@ -10,11 +10,12 @@ is a row whose price or count is not a number (naming its line and field).
 What becomes an offer: a row with a GPU the hardware table knows and a positive price;
 ``Price`` -> on-demand, ``SpotPrice`` -> spot when it is below the on-demand price (a
 "spot" cell equal to the on-demand price -- RunPod -- or zero -- Vast.ai -- is not an
-interruptible discount). GCP's host and accelerator rows are added up per zone
-(gcp_hosts.py). Zones: a market whose price differs between a region's zones (AWS spot;
-registry ``spot_per_zone``), or any market whose zones disagree, keeps one offer per
-zone; otherwise the region's zones collapse into one regional offer (zone None), which
-SkyPilot may place in any of them. A cloud that prices a GPU once for all its data
+interruptible discount). GCP's host and accelerator rows are added up per zone (the
+registry's ``skypilot_hosts_for``: providers/gcp/skypilot_hosts.py). Zones: a market
+whose price differs between a region's zones (AWS spot; registry ``spot_per_zone``),
+or any market whose zones disagree, keeps one offer per zone; otherwise the region's
+zones collapse into one regional offer (zone None), which SkyPilot may place in any of
+them. A cloud that prices a GPU once for all its data
 centres (registry ``regional_prices`` False: RunPod) gets region "global".
 """
 
@@ -35,7 +36,6 @@ from gpuopt.providers.clouds import Cloud
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import GPU_COUNTS
 from gpuopt.providers.offer import Market, Offer
-from gpuopt.providers.skypilot_catalog.gcp_hosts import hosts_for
 from gpuopt.providers.skypilot_catalog.gpu_names import catalog_gpu
 
 # Every reader needs these (sky/catalog/common.py: instance type, accelerator, count,
@@ -179,27 +179,25 @@ def _host_row(get: object, line: int, file: str) -> _Row:
                 spot=_decimal(g("SpotPrice"), file, line, "SpotPrice"), memory_mib=None)
 
 
-def _gcp_rows(rows: list[_Row], skipped: Counter[str]) -> list[_Row]:
-    """GCP: each accelerator row added to its host rows in the same zone."""
+def _paired_rows(cloud: Cloud, rows: list[_Row], skipped: Counter[str]) -> list[_Row]:
+    """GPUs priced apart (GCP): each accelerator row added to its host rows in the same
+    zone (the registry's ``skypilot_hosts_for``)."""
+    assert cloud.skypilot_hosts_for is not None
     hosts = {(r.instance_type, r.zone): r for r in rows if not r.accelerator}
     out: list[_Row] = []
     for acc in (r for r in rows if r.accelerator and not r.instance_type):
-        machines = hosts_for(acc.accelerator, acc.count)
+        machines = cloud.skypilot_hosts_for(acc.accelerator, acc.count)
         paired = [hosts[(m, acc.zone)] for m in machines if (m, acc.zone) in hosts]
         if not paired:
             skipped[f"no host row for {acc.count}x {acc.accelerator} in its zone"] += 1
         for host in paired:
-            attached = host.instance_type.startswith("n1-")
             out.append(_Row(
-                line=acc.line, instance_type=host.instance_type, accelerator=acc.accelerator,
-                count=acc.count, vcpus=host.vcpus, ram_gib=host.ram_gib, region=acc.region,
-                zone=acc.zone, price=_sum(host.price, acc.price),
-                spot=_sum(host.spot, acc.spot), memory_mib=None) if not attached else
-                _Row(line=acc.line, instance_type=f"{host.instance_type}+{acc.count}x"
-                     f"{acc.accelerator}", accelerator=acc.accelerator, count=acc.count,
-                     vcpus=host.vcpus, ram_gib=host.ram_gib, region=acc.region,
-                     zone=acc.zone, price=_sum(host.price, acc.price),
-                     spot=_sum(host.spot, acc.spot), memory_mib=None))
+                line=acc.line, accelerator=acc.accelerator, count=acc.count,
+                instance_type=cloud.skypilot_paired_instance_type(
+                    host.instance_type, acc.accelerator, acc.count),
+                vcpus=host.vcpus, ram_gib=host.ram_gib, region=acc.region, zone=acc.zone,
+                price=_sum(host.price, acc.price), spot=_sum(host.spot, acc.spot),
+                memory_mib=None))
     return out
 
 
@@ -220,7 +218,7 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
         rows = [replace(r, zone=zone_names.get(r.zone, r.zone)) for r in rows]
     skipped: Counter[str] = Counter()
     if cloud.skypilot_gpu_rows_apart:  # GCP
-        rows = _gcp_rows(rows, skipped)
+        rows = _paired_rows(cloud, rows, skipped)
     # (instance type, region, market) -> zone -> (price, row)
     places: dict[tuple[str, str, Market], dict[str, tuple[Decimal, _Row, str]]] = {}
     for row in rows:

@@ -3,7 +3,8 @@ takes the arguments gpuopt passes: an upgrade that renames or reshapes one fails
 not at a user's first launch.
 
 The names are read from the adapter's source (jobs/executors/sky_sdk.py reaches each as
-``_mod(MODULE).name``), so a new call is checked without anyone listing it here.
+``module.name``, ``module`` one of its ``LazyModule``s), so a new call is checked without
+anyone listing it here.
 """
 
 from __future__ import annotations
@@ -37,17 +38,35 @@ class Use:
         return f"sky_sdk.py:{self.line} {self.module}.{'.'.join(self.path)}"
 
 
+def lazy_modules(source: str, constants: dict[str, str]) -> dict[str, str]:
+    """The module-level ``name = LazyModule(CONST or "module", ...)`` of ``source``:
+    name -> module."""
+    out = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "LazyModule"):
+            arg = node.value.args[0]
+            module = constants[arg.id] if isinstance(arg, ast.Name) else ast.literal_eval(arg)
+            for target in node.targets:
+                assert isinstance(target, ast.Name)
+                out[target.id] = module
+    return out
+
+
 def uses(source: str, constants: dict[str, str]) -> list[Use]:
-    """Each ``_mod(CONST).a.b`` chain in ``source``, with the call made on it, if any."""
+    """Each ``lazy_module.a.b`` chain in ``source``, with the call made on it, if any."""
     tree = ast.parse(source)
+    lazies = lazy_modules(source, constants)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     found = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id == "_mod"):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and node.id in lazies and isinstance(parents.get(node), ast.Attribute)):
             continue
-        (arg,) = node.args
-        module = constants[arg.id] if isinstance(arg, ast.Name) else ast.literal_eval(arg)
+        module = lazies[node.id]
+        if module.split(".")[0] != "sky":
+            continue  # requests: not SkyPilot's
         path: list[str] = []
         top: ast.AST = node
         while isinstance(parents.get(top), ast.Attribute | ast.Subscript):
@@ -56,6 +75,8 @@ def uses(source: str, constants: dict[str, str]) -> list[Use]:
                 break  # StorageMode[mode]: the chain names the class
             path.append(parent.attr)  # type: ignore[attr-defined]
             top = parent
+        if path == ["load"]:
+            continue  # the module itself
         call = None
         parent = parents.get(top)
         if isinstance(parent, ast.Call) and parent.func is top:
@@ -104,14 +125,15 @@ def test_every_name_the_adapter_uses_is_in_the_installed_skypilot() -> None:
 
 
 def test_the_check_catches_a_renamed_function_and_a_changed_signature() -> None:
-    source = ("def f():\n"
-              "    _mod(SDK).enabled_clouds_of_old()\n"
-              "    _mod(SDK).launch(" + ", ".join(["1"] * 40) + ")\n"
-              "    _mod(SDK).down('c', purge_all=True)\n"
-              "    _mod(SKY).StatusRefreshMode.SOMETIMES\n")
+    source = ("sdk = LazyModule(SDK)\nsky = LazyModule(SKY)\n"
+              "def f():\n"
+              "    sdk.enabled_clouds_of_old()\n"
+              "    sdk.launch(" + ", ".join(["1"] * 40) + ")\n"
+              "    sdk.down('c', purge_all=True)\n"
+              "    sky.StatusRefreshMode.SOMETIMES\n")
     found = problems(uses(source, {"SDK": sky_sdk.SDK, "SKY": sky_sdk.SKY}))
     assert len(found) == 4
-    assert found[0].startswith("sky_sdk.py:2 sky.client.sdk.enabled_clouds_of_old: ")
+    assert found[0].startswith("sky_sdk.py:4 sky.client.sdk.enabled_clouds_of_old: ")
     assert "enabled_clouds_of_old is not in SkyPilot 0." in found[0]
     assert "does not fit its signature" in found[1] and "does not fit" in found[2]
     assert "StatusRefreshMode.SOMETIMES is not in SkyPilot" in found[3]

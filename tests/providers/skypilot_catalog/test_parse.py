@@ -157,7 +157,7 @@ def test_a_bad_price_names_line_and_field(tmp_path: Path) -> None:
 
 def test_gcp_built_in_hosts_match_the_installed_skypilot() -> None:
     sky_gcp = pytest.importorskip("sky.catalog.gcp_catalog")
-    from gpuopt.providers.skypilot_catalog.gcp_hosts import BUILT_IN
+    from gpuopt.providers.gcp.skypilot_hosts import BUILT_IN
 
     ours = {acc: {n: list(hosts) for n, hosts in by_count.items()}
             for acc, by_count in BUILT_IN.items()}

@@ -6,7 +6,8 @@ type, GPU name and count). The machine types whose GPUs are built in are SkyPilo
 ``_ACC_INSTANCE_TYPE_DICTS`` (sky/catalog/gcp_catalog.py, SkyPilot 0.14.1; a test checks
 this copy against the installed SkyPilot). Other GPUs (T4, V100, P100) attach to an N1
 host; gpuopt's GCP adapter pairs them with n1-standard-<8 x GPUs> (providers/gcp/catalog.py)
-and so does the catalog reader.
+and so does the catalog reader (providers/skypilot_catalog/parse.py, through the cloud
+registry's ``skypilot_hosts_for``).
 """
 
 from __future__ import annotations
@@ -47,3 +48,9 @@ def hosts_for(accelerator: str, count: int) -> tuple[str, ...]:
 
 def is_built_in(accelerator: str) -> bool:
     return accelerator in BUILT_IN
+
+
+def paired_instance_type(host: str, accelerator: str, count: int) -> str:
+    """The offer's instance type of ``count`` x ``accelerator`` on ``host``: the host
+    itself when its GPUs are built in, 'n1-standard-8+1xT4' when they are attached."""
+    return f"{host}+{count}x{accelerator}" if host.startswith("n1-") else host
