@@ -32,7 +32,14 @@ What the policy learns of availability is the information model (``Information``
   never runs two attempts of a job at once). Its next decision is at the next tick.
   Requesting spot where the policy was *told* it is gone (the held location, just
   preempted) is still an error.
+- ``launch-probe``: the same knowledge, but a launch from a held attempt (on-demand,
+  or spot elsewhere) is a probe, made before the held attempt is broken
+  (policies/spot/probe.py): failed, it costs nothing and the held attempt runs the
+  tick on (``SimResult.probes_failed_at``); successful, the held attempt runs and is
+  billed for the provisioning time ``probe_s``, its work counts, and the new spot is
+  billed from the tick's start. A launch from nothing is a launch as under ``launch``.
 """
+
 
 from __future__ import annotations
 
@@ -51,6 +58,7 @@ from gpuopt.policies.spot.model import (
     Observation,
     SpotPolicy,
 )
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, probe_tick
 
 
 class SimulationError(Exception):
@@ -96,15 +104,21 @@ class SimResult:
     decisions: tuple[Hold, ...]  # what the policy requested at each tick
     # ticks whose spot request found no spot (``launch`` model only): nothing was held
     failed_at: tuple[int, ...] = ()
+    # ticks whose probe found no spot (``launch-probe`` only), with the hold kept
+    probes_failed_at: tuple[tuple[int, Hold], ...] = ()
+    probes: int = 0  # probes that found spot (``launch-probe`` only)
 
     @property
     def failed_launches(self) -> int:
         return len(self.failed_at)
 
     def held(self) -> tuple[Hold, ...]:
-        """What was held at each tick (a failed launch held nothing)."""
+        """What was held at each tick (a failed launch held nothing; a failed probe,
+        what was held before it)."""
         failed = set(self.failed_at)
-        return tuple(NOTHING if t in failed else d for t, d in enumerate(self.decisions))
+        kept = dict(self.probes_failed_at)
+        return tuple(NOTHING if t in failed else kept.get(t, d)
+                     for t, d in enumerate(self.decisions))
 
     def labels(self, locations: int) -> list[str]:
         return [d.label(locations) for d in self.decisions]
@@ -131,13 +145,15 @@ def _known(sc_avail: tuple[bool, ...], holding: Hold,
 
 
 def simulate(
-    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
+    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK,
+    probe_s: float = DEFAULT_PROBE_S,
 ) -> SimResult:
     gap = sc.gap_s
     gap_dec = Decimal(repr(gap))
     # A policy that has not finished long after the deadline is broken, not just late.
     max_ticks = sc.deadline_ticks + 2 * math.ceil((sc.task_s + sc.restart_overhead_s) / gap) + 2
-    if information is Information.LAUNCH:
+    probing = information is Information.LAUNCH_PROBE
+    if information is not Information.TICK:
         # Failed launches lose whole ticks: allow a policy as many of them as ticks.
         max_ticks *= 2
     history = AvailabilityHistory.empty(len(sc.traces))
@@ -147,6 +163,8 @@ def simulate(
     billed = Decimal(0)  # sum of price x seconds; divided by 3600 once at the end
     preemptions = 0
     failed: list[int] = []
+    probes_failed: list[tuple[int, Hold]] = []
+    probes = 0
     decisions: list[Hold] = []
     for t in range(max_ticks):
         avail = sc.available(t)
@@ -171,6 +189,7 @@ def simulate(
             tick_s=gap,
             history=history,
             spot_known=known,
+            probe_s=probe_s if probing else None,
         )
         want = policy.decide(obs)
         if want.is_spot:
@@ -185,12 +204,32 @@ def simulate(
             if seen[loc] is None:  # a launch attempt tells what was there
                 seen[loc] = avail[loc]
                 history = before.observe(seen, gap)
-                if not avail[loc]:
+                if probing and holding.kind is not Kind.NONE:  # make before break
+                    decisions.append(want)
+                    if not avail[loc]:  # costs nothing; the held attempt runs on
+                        probes_failed.append((t, holding))
+                        want = holding
+                    else:
+                        probes += 1
+                        p = probe_tick(gap, probe_s, sc.restart_overhead_s, overhead_left)
+                        overlap = Decimal(repr(p.overlap_s))
+                        if work + p.old_gain_s >= sc.task_s:  # done before the switch
+                            into = p.old_spent_s + (sc.task_s - work)
+                            billed += (price_of(holding, sc) + price_of(want, sc)) * \
+                                Decimal(repr(into))
+                            return _result(billed, t * gap + into, sc, preemptions,
+                                           decisions, failed, probes_failed, probes)
+                        billed += price_of(holding, sc) * overlap
+                        work += p.old_gain_s
+                        holding, overhead_left = want, p.new_overhead_s
+                        # the new spot's tick, below, with no new restart overhead
+                elif not avail[loc]:
                     decisions.append(want)
                     failed.append(t)
                     holding, overhead_left = NOTHING, 0.0
                     continue
-        decisions.append(want)
+        if len(decisions) == t:
+            decisions.append(want)
         if want.kind is Kind.NONE:
             holding, overhead_left = NOTHING, 0.0
             continue
@@ -203,16 +242,25 @@ def simulate(
         gain = gap - spent
         if work + gain >= sc.task_s:
             finish = t * gap + spent + (sc.task_s - work)
-            return SimResult(
-                cost=billed / 3600,
-                finish_s=finish,
-                met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
-                preemptions=preemptions,
-                decisions=tuple(decisions),
-                failed_at=tuple(failed),
-            )
+            return _result(billed, finish, sc, preemptions, decisions, failed,
+                           probes_failed, probes)
         work += gain
     raise SimulationError(
         f"policy {policy.name} did not finish within {max_ticks} ticks "
         f"({max_ticks * gap / 3600:.1f} h)"
+    )
+
+
+def _result(billed: Decimal, finish: float, sc: Scenario, preemptions: int,
+            decisions: list[Hold], failed: list[int],
+            probes_failed: list[tuple[int, Hold]], probes: int) -> SimResult:
+    return SimResult(
+        cost=billed / 3600,
+        finish_s=finish,
+        met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
+        preemptions=preemptions,
+        decisions=tuple(decisions),
+        failed_at=tuple(failed),
+        probes_failed_at=tuple(probes_failed),
+        probes=probes,
     )
