@@ -1,0 +1,105 @@
+"""The daemon engine's equivalence where the translation layer matters most: tight deadlines
+(slack under 10 % of the task), moves between zones, many start offsets.
+
+With little slack every decision of ``auto`` rests on exact inputs: the restart overhead
+still to run on what is held (from how long the attempt has been held), what a release
+or a preemption told the history, whether a failed launch was recorded. A defect in the
+daemon's translation of its state into the policy's observation shows as a tick where
+the daemon decides otherwise than the replay's launch information model (or a cost
+that differs by half a cent or more)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+from decimal import Decimal
+
+import pytest
+
+from gpuopt.orchestrator.simulate.daemon_engine import difference, run_daemon
+from gpuopt.policies.spot.model import Information
+from gpuopt.policies.spot.registry import get_policy
+from gpuopt.policies.spot.replay import Scenario, simulate
+from gpuopt.policies.spot.sweep import TraceSet, start_ticks
+from tests.conftest import SHARED_DATA
+
+SPOT, OD = Decimal("0.9731"), Decimal("3.06")
+OVERHEAD_S = 360.0
+
+
+def _scenario(traces: Sequence[Sequence[int]], gap: float, task_h: float, slack: float,
+              start: int) -> Scenario:
+    task = task_h * 3600
+    return Scenario(traces=tuple(traces), gap_s=gap, task_s=task,
+                    deadline_s=task * (1 + slack), restart_overhead_s=OVERHEAD_S,
+                    spot_prices=(SPOT,) * len(traces), on_demand_price=OD, start_tick=start)
+
+
+def _mismatches(scenarios: Sequence[Scenario], policy: str = "auto") -> list[str]:
+    out = []
+    for sc in scenarios:
+        want = simulate(sc, get_policy(policy), Information.LAUNCH)
+        got = run_daemon(sc, policy)
+        why = difference(want, got, len(sc.traces))
+        if why is not None:
+            out.append(f"start {sc.start_tick}, deadline {sc.deadline_s:g} s: {why}")
+    return out
+
+
+def _zone(period: int, down: int, phase: int, flicker: int, ticks: int = 400) -> list[int]:
+    """Spot gone for ``down`` ticks of every ``period`` (shifted by ``phase``), and for one
+    tick every ``flicker`` ticks besides: outages that overlap across zones only in part,
+    so a job on spot has to move between zones."""
+    return [int((t + phase) % period < down or (t + phase) % flicker == 0)
+            for t in range(ticks)]
+
+
+MOVES = (
+    (_zone(41, 5, 0, 67), _zone(37, 4, 20, 53), _zone(53, 9, 30, 71)),
+    (_zone(29, 3, 0, 43), _zone(31, 6, 14, 97)),
+)
+
+
+@pytest.mark.slow  # ~15 s each
+@pytest.mark.parametrize("traces", MOVES)
+@pytest.mark.parametrize("slack", [0.06, 0.09])
+def test_tight_deadlines_with_zone_moves_decide_as_the_replay(
+        traces: tuple[list[int], ...], slack: float) -> None:
+    """8 h of work on 300 s ticks, 16 start offsets, 6 % and 9 % slack; the zones' outages
+    overlap only in part, so the job moves between them (checked)."""
+    scs = [_scenario(traces, 300.0, 8.0, slack, start) for start in range(0, 48, 3)]
+    moves = 0
+    for sc in scs:
+        r = simulate(sc, get_policy("auto"), Information.LAUNCH)
+        zones = [h.location for h in r.held() if h.is_spot]
+        moves += sum(a != b for a, b in pairwise(zones))
+    assert moves > 0  # the scenarios do move between zones
+    found = _mismatches(scs)
+    assert not found, "\n".join(found)
+
+
+def _shared_multi_zone_sets() -> list[TraceSet]:
+    from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
+
+    folder = SHARED_DATA / "spot-traces"
+    files = sorted(folder.glob("*/*.json")) if folder.is_dir() else []
+    if not files:
+        return []
+    return [ts for ts in sweep_sets(load_traces(files), "both") if len(ts.traces) > 1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("slack", [0.07, 0.095])
+def test_tight_deadlines_on_the_shared_traces_decide_as_the_replay(slack: float) -> None:
+    """Every multi-zone set of the shared traces, 12 start offsets each, 6 h of work with
+    7 % and 9.5 % slack."""
+    sets = _shared_multi_zone_sets()
+    if not sets:
+        pytest.skip("no shared traces (CI always has ../shared beside the checkout)")
+    found = []
+    for ts in sets:
+        starts = start_ticks(ts.ticks, ts.gap_s, 6 * 3600 * (1 + slack), 12)
+        scs = [_scenario(ts.traces, ts.gap_s, 6.0, slack, s) for s in starts]
+        found += [f"{ts.name}: {m}" for m in _mismatches(scs)]
+    assert not found, "\n".join(found)
