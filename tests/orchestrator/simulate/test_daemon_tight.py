@@ -11,8 +11,8 @@ that differs by half a cent or more)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import pairwise
 from decimal import Decimal
+from itertools import pairwise
 
 import pytest
 
