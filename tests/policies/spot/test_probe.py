@@ -161,3 +161,14 @@ def test_auto_probes_from_on_demand_and_catches_spot_the_tick_it_returns() -> No
     back = next(t for t in range(4, len(trace)) if trace[t] == 0)
     assert r.held()[back] == spot(0) == tick.held()[back]
     assert r.cost <= simulate(sc, AutoPolicy(), LAUNCH).cost
+
+
+def test_the_new_instance_runs_nothing_before_the_held_attempt_stops() -> None:
+    """The program runs once at a time: with no restart overhead, the new spot still
+    works only after the provisioning time, when the held attempt has stopped; a tick
+    of a probe does one tick of work, never more."""
+    sc = scenario([1] + [0] * 10, task=6 * 600, deadline=20 * 600, overhead=0)
+    r = simulate(sc, Scripted([ON_DEMAND, spot(0)]), PROBE, probe_s=150)
+    alone = simulate(sc, Scripted([ON_DEMAND]), PROBE)
+    assert r.probes == 1 and r.finish_s == alone.finish_s == 6 * 600
+    assert r.cost == (OD * 600 + OD * 150 + SPOT * 600 * 5) / 3600
