@@ -1,7 +1,8 @@
 """Full sweep of issue 5 on the shared spot traces (run on demand, not in CI).
 
     /work/venv/bin/python benchmarks/simulate_sweep.py [--starts N] [--traces DIR]
-        [--information tick|launch] [--engine replay|daemon [--policies auto,greedy]]
+        [--deadlines 52,56] [--information tick|launch|launch-probe]
+        [--engine replay|daemon [--policies auto,greedy]]
 
 Every trace file alone and, as multi-zone sets, the files of each folder that record the
 same instance type (``<zone>_<gpu>_<count>.json``) together; task 48 h,
@@ -16,10 +17,14 @@ zones of one job; that is not a placement a job can make, so the 2022 folder is 
 two-zone sets (k80_1, k80_8, v100_1, v100_8 across us-west-2a/2b). Results on the old
 set are quoted in the issue notes for comparison.
 
-``--information`` is what the policies learn of spot (policies/spot/replay.py): ``tick``
-(the published model, the default: every zone's availability each tick) or ``launch``
-(only what a launch attempt and the spot held tell, as the daemon learns it). The
-optimum always knows the whole trace.
+The replay runs, as columns side by side, every information model (what the policies
+learn of spot, policies/spot/replay.py): ``tick`` (the published model: every zone's
+availability each tick), ``launch`` (only what a launch attempt and the spot held tell,
+as the daemon learns it; a launch first stops what is held) and ``launch-probe`` (the
+same, but a launch from a held attempt is a probe made before the held attempt stops,
+policies/spot/probe.py); ``--information`` runs one of them alone. It prints a markdown
+table: per policy and single / multi-zone, the mean cost as a multiple of the
+omniscient optimum's (which always knows the whole trace) and the deadline misses.
 
 ``--engine daemon`` runs each policy (``--policies``, default ``auto``) through the
 daemon's real reconcile step instead (orchestrator/simulate/daemon_engine.py: a throwaway
@@ -44,22 +49,20 @@ from gpuopt.orchestrator.simulate.traces import load_traces, sweep_sets
 from gpuopt.policies.spot.model import Information
 from gpuopt.policies.spot.replay import Scenario
 from gpuopt.policies.spot.sweep import (
+    COLUMNS,
     OPTIMUM,
+    ColumnTable,
     Job,
     PolicyStats,
     SweepResult,
     TraceSet,
     add_run,
-    run_one,
+    run_columns,
     scenarios,
 )
 
 POLICIES = ("auto", "on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 DEFAULT_TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "spot-traces"
-
-
-def _one(information: Information, sc: Scenario) -> dict[str, tuple[Decimal, bool] | None]:
-    return run_one(sc, POLICIES, information)
 
 
 def main() -> None:
@@ -70,6 +73,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--information", choices=[i.value for i in Information], default=None)
     ap.add_argument("--engine", choices=("replay", "daemon"), default="replay")
+    ap.add_argument("--deadlines", default="52,56", help="deadlines in hours, comma-separated")
     ap.add_argument("--policies", default="auto",
                     help="with --engine daemon: comma-separated policies to run")
     args = ap.parse_args()
@@ -86,7 +90,9 @@ def main() -> None:
     if daemon:
         _daemon_sweep(sets, job, starts, tuple(p for p in args.policies.split(",") if p))
         return
-    for hours in (52, 56):
+    hours_list = [int(h) for h in args.deadlines.split(",") if h]
+    columns = (information,) if args.information else COLUMNS
+    for hours in hours_list:
         t0 = time.perf_counter()
         # per scenario: does it replay one zone or several (reported apart below)
         kinds: list[str] = []
@@ -95,36 +101,32 @@ def main() -> None:
             got = scenarios([ts], job, hours * 3600.0, starts)
             scs += got
             kinds += ["multi-zone" if len(ts.traces) > 1 else "single-zone"] * len(got)
-        results = {k: _new(hours) for k in ("all", "single-zone", "multi-zone")}
+        table = ColumnTable(hours * 3600.0, POLICIES, columns)
         with ProcessPoolExecutor(args.jobs) as ex:
-            runs = ex.map(partial(_one, information), scs, chunksize=4)
+            runs = ex.map(partial(_columns, columns), scs, chunksize=4)
             for kind, run in zip(kinds, runs, strict=True):
-                add_run(results["all"], run)
-                add_run(results[kind], run)
+                table.add(kind, run)
+                table.add("all", run)
         dt = time.perf_counter() - t0
-        res = results["all"]
-        print(f"\n{information.value} information, "
-              f"deadline {hours} h: {res.runs} runs over {len(sets)} trace sets "
-              f"({res.infeasible} infeasible skipped), {dt:.1f} s")
-        print(f"{'policy':24s} {'mean $':>9s} {'worst $':>9s} {'misses':>7s} {'x opt':>7s}")
-        for name in (*POLICIES, OPTIMUM):
-            st = res.stats[name]
-            print(f"{name:24s} {st.mean:9.2f} {st.worst:9.2f} {st.misses:7d} "
-                  f"{res.ratio(name) or 0:7.3f}")
-        for kind, part in results.items():
-            auto = part.stats["auto"].mean
-            vs = ", ".join(
-                f"{float((auto - part.stats[b].mean) / part.stats[b].mean) * 100:+.2f} % vs {b}"
-                for b in ("uniform-progress", "uniform-progress-zones")
-            )
-            print(f"auto, {kind} ({part.runs} runs): x{part.ratio('auto') or 0:.3f} opt; {vs}")
-        for kind in ("single-zone", "multi-zone"):
-            part = results[kind]
-            print(f"  {kind}:")
-            for name in (*POLICIES, OPTIMUM):
-                st = part.stats[name]
-                print(f"  {name:24s} {st.mean:9.2f} {st.worst:9.2f} {st.misses:7d} "
-                      f"{part.ratio(name) or 0:7.3f}")
+        print(f"\ndeadline {hours} h: {len(scs)} windows over {len(sets)} trace sets, "
+              f"{starts} starts per set, {dt:.1f} s")
+        print(table.markdown(("single-zone", "multi-zone")))
+        for info in columns:
+            for kind in ("single-zone", "multi-zone", "all"):
+                part = table.results.get((info, kind))
+                if part is None or not part.runs:
+                    continue
+                auto = part.stats["auto"].mean
+                vs = ", ".join(
+                    f"{float((auto - part.stats[b].mean) / part.stats[b].mean) * 100:+.2f} % "
+                    f"vs {b}" for b in ("uniform-progress", "uniform-progress-zones"))
+                print(f"{info.value}, auto, {kind} ({part.runs} runs): "
+                      f"x{part.ratio('auto') or 0:.3f} opt; {vs}")
+
+
+def _columns(columns: tuple[Information, ...], sc: Scenario
+             ) -> dict[Information, dict[str, tuple[Decimal, bool] | None]]:
+    return run_columns(sc, POLICIES, columns)
 
 
 def _new(hours: int, policies: tuple[str, ...] = POLICIES) -> SweepResult:

@@ -172,7 +172,8 @@ def test_information_launch_summary_and_bad_value(tmp_path: Path) -> None:
         res.stdout.split())
     res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--information", "all")
     assert res.returncode == 2
-    assert "--information 'all': choose one of tick, launch" in " ".join(res.stderr.split())
+    assert "--information 'all': choose one of tick, launch, launch-probe" in " ".join(
+        res.stderr.split())
     assert "Traceback" not in res.stderr
 
 

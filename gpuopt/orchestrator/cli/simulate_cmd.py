@@ -95,8 +95,10 @@ def simulate(
     ] = None,
     information: Annotated[
         str | None, typer.Option("--information", help="What the policy learns of spot: tick "
-                          "(every zone's availability each tick, the published model) or launch "
-                          "(only what launches and the held spot tell, as the daemon). "
+                          "(every zone's availability each tick, the published model), launch "
+                          "(only what launches and the held spot tell, as the daemon) or "
+                          "launch-probe (the same, launching spot from a held attempt "
+                          "without stopping it first; replay only). "
                           "Default: tick with --engine replay, launch with --engine daemon.")
     ] = None,
     engine: Annotated[

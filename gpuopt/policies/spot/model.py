@@ -30,10 +30,15 @@ class Information(StrEnum):
     - ``launch``: what a daemon can really know: a launch attempt tells whether spot
       was there at that moment, holding spot tells it is still up until a preemption
       says it went away; locations neither tried nor held are unknown that tick.
+    - ``launch-probe``: the same knowledge, but a spot launch from a held attempt is a
+      probe (make before break): the held attempt keeps running while spot is
+      provisioned and stops only once the new instance is up; a probe into no spot
+      costs nothing and leaves the held attempt running (policies/spot/probe.py).
     """
 
     TICK = "tick"
     LAUNCH = "launch"
+    LAUNCH_PROBE = "launch-probe"
 
 
 class Kind(StrEnum):
@@ -82,7 +87,9 @@ class Observation:
     tick (the ``tick`` information model); otherwise ``spot_known[i]`` says whether
     location i was observed now, and where it was not, ``spot_available[i]`` is True
     ("not known to be gone": a launch there may or may not succeed). ``history``
-    already includes what is known of this tick.
+    already includes what is known of this tick. ``probe_s`` is a probe's provisioning
+    time when a spot launch from a held attempt is a probe (make before break, the
+    ``launch-probe`` model); None when a launch first stops what is held.
     """
 
     elapsed_s: float
@@ -98,6 +105,7 @@ class Observation:
     tick_s: float
     history: AvailabilityHistory
     spot_known: tuple[bool, ...] | None = None
+    probe_s: float | None = None
 
     def known(self, location: int) -> bool:
         """Is ``spot_available[location]`` an observation of now (not a guess)?"""

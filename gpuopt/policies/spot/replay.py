@@ -32,7 +32,14 @@ What the policy learns of availability is the information model (``Information``
   never runs two attempts of a job at once). Its next decision is at the next tick.
   Requesting spot where the policy was *told* it is gone (the held location, just
   preempted) is still an error.
+- ``launch-probe``: the same knowledge, but a launch from a held attempt (on-demand,
+  or spot elsewhere) is a probe, made before the held attempt is broken
+  (policies/spot/probe.py): failed, it costs nothing and the held attempt runs the
+  tick on (``SimResult.probes_failed_at``); successful, the held attempt runs and is
+  billed for the provisioning time ``probe_s``, its work counts, and the new spot is
+  billed from the tick's start. A launch from nothing is a launch as under ``launch``.
 """
+
 
 from __future__ import annotations
 
@@ -52,6 +59,7 @@ from gpuopt.policies.spot.model import (
     Observation,
     SpotPolicy,
 )
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, probe_tick
 
 
 class SimulationError(GpuoptError):
@@ -97,15 +105,21 @@ class SimResult:
     decisions: tuple[Hold, ...]  # what the policy requested at each tick
     # ticks whose spot request found no spot (``launch`` model only): nothing was held
     failed_at: tuple[int, ...] = ()
+    # ticks whose probe found no spot (``launch-probe`` only), with the hold kept
+    probes_failed_at: tuple[tuple[int, Hold], ...] = ()
+    probes: int = 0  # probes that found spot (``launch-probe`` only)
 
     @property
     def failed_launches(self) -> int:
         return len(self.failed_at)
 
     def held(self) -> tuple[Hold, ...]:
-        """What was held at each tick (a failed launch held nothing)."""
+        """What was held at each tick (a failed launch held nothing; a failed probe,
+        what was held before it)."""
         failed = set(self.failed_at)
-        return tuple(NOTHING if t in failed else d for t, d in enumerate(self.decisions))
+        kept = dict(self.probes_failed_at)
+        return tuple(NOTHING if t in failed else kept.get(t, d)
+                     for t, d in enumerate(self.decisions))
 
     def labels(self, locations: int) -> list[str]:
         return [d.label(locations) for d in self.decisions]
@@ -142,23 +156,38 @@ class _Run:
     preemptions: int = 0
     failed: list[int] = field(default_factory=list)
     decisions: list[Hold] = field(default_factory=list)
+    probes_failed: list[tuple[int, Hold]] = field(default_factory=list)
+    probes: int = 0
 
     def release(self) -> None:
         self.holding, self.overhead_left = NOTHING, 0.0
+
+    def result(self, sc: Scenario, finish: float) -> SimResult:
+        return SimResult(
+            cost=self.billed / 3600,
+            finish_s=finish,
+            met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
+            preemptions=self.preemptions,
+            decisions=tuple(self.decisions),
+            failed_at=tuple(self.failed),
+            probes_failed_at=tuple(self.probes_failed),
+            probes=self.probes,
+        )
 
 
 def _max_ticks(sc: Scenario, information: Information) -> int:
     """A policy that has not finished long after the deadline is broken, not just late."""
     max_ticks = sc.deadline_ticks + 2 * math.ceil(
         (sc.task_s + sc.restart_overhead_s) / sc.gap_s) + 2
-    if information is Information.LAUNCH:
+    if information is not Information.TICK:
         # Failed launches lose whole ticks: allow a policy as many of them as ticks.
         max_ticks *= 2
     return max_ticks
 
 
 def _observation(sc: Scenario, t: int, run: _Run, seen: list[bool | None],
-                 history: AvailabilityHistory, information: Information) -> Observation:
+                 history: AvailabilityHistory, information: Information,
+                 probe_s: float | None) -> Observation:
     known = None if information is Information.TICK else tuple(a is not None for a in seen)
     return Observation(
         elapsed_s=t * sc.gap_s,
@@ -174,6 +203,7 @@ def _observation(sc: Scenario, t: int, run: _Run, seen: list[bool | None],
         tick_s=sc.gap_s,
         history=history,
         spot_known=known,
+        probe_s=probe_s,
     )
 
 
@@ -191,6 +221,28 @@ def _check_spot_choice(t: int, policy: SpotPolicy, want: Hold, avail: Sequence[b
     return loc
 
 
+def _probe(sc: Scenario, t: int, run: _Run, want: Hold, found: bool,
+           probe_s: float) -> Hold | SimResult:
+    """Make before break: provision ``want`` while the held attempt runs on. A failed
+    probe costs nothing and keeps the hold; a found spot takes over once provisioned
+    (and the restart overhead paid), the held attempt billed and working until then.
+    What to hold for the rest of the tick, or the result if the job ends first."""
+    if not found:  # costs nothing; the held attempt runs on
+        run.probes_failed.append((t, run.holding))
+        return run.holding
+    run.probes += 1
+    gap = sc.gap_s
+    p = probe_tick(gap, probe_s, sc.restart_overhead_s, run.overhead_left)
+    if run.work + p.old_gain_s >= sc.task_s:  # done before the switch
+        into = p.old_spent_s + (sc.task_s - run.work)
+        run.billed += (price_of(run.holding, sc) + price_of(want, sc)) * Decimal(repr(into))
+        return run.result(sc, t * gap + into)
+    run.billed += price_of(run.holding, sc) * Decimal(repr(p.overlap_s))
+    run.work += p.old_gain_s
+    run.holding, run.overhead_left = want, p.new_overhead_s
+    return want  # the new spot's tick, with no new restart overhead
+
+
 def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult | None:
     """Hold ``want`` for tick ``t``: bill it, pay the restart overhead, do the work;
     the result once the work is done."""
@@ -203,27 +255,21 @@ def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult |
     run.overhead_left -= spent
     gain = gap - spent
     if run.work + gain >= sc.task_s:
-        finish = t * gap + spent + (sc.task_s - run.work)
-        return SimResult(
-            cost=run.billed / 3600,
-            finish_s=finish,
-            met_deadline=finish <= sc.deadline_s + TIME_TOLERANCE_S,
-            preemptions=run.preemptions,
-            decisions=tuple(run.decisions),
-            failed_at=tuple(run.failed),
-        )
+        return run.result(sc, t * gap + spent + (sc.task_s - run.work))
     run.work += gain
     return None
 
 
 def simulate(
-    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK
+    sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK,
+    probe_s: float = DEFAULT_PROBE_S,
 ) -> SimResult:
     """Replay ``policy`` over the scenario's traces, tick by tick.
 
     Raises SimulationError when the policy chooses a location the scenario lacks or has
     not finished long after the deadline (a broken policy, not a late one)."""
     max_ticks = _max_ticks(sc, information)
+    probing = information is Information.LAUNCH_PROBE
     history = AvailabilityHistory.empty(len(sc.traces))
     run = _Run()
     for t in range(max_ticks):
@@ -234,18 +280,23 @@ def simulate(
             run.preemptions += 1
         before = history
         history = before.observe(seen, sc.gap_s)
-        want = policy.decide(_observation(sc, t, run, seen, history, information))
+        want = policy.decide(_observation(sc, t, run, seen, history, information,
+                                          probe_s if probing else None))
+        run.decisions.append(want)
         if want.is_spot:
             loc = _check_spot_choice(t, policy, want, avail, seen)
             if seen[loc] is None:  # a launch attempt tells what was there
                 seen[loc] = avail[loc]
                 history = before.observe(seen, sc.gap_s)
-                if not avail[loc]:
-                    run.decisions.append(want)
+                if probing and run.holding.kind is not Kind.NONE:
+                    outcome = _probe(sc, t, run, want, avail[loc], probe_s)
+                    if isinstance(outcome, SimResult):
+                        return outcome
+                    want = outcome
+                elif not avail[loc]:
                     run.failed.append(t)
                     run.release()
                     continue
-        run.decisions.append(want)
         if want.kind is Kind.NONE:
             run.release()
             continue

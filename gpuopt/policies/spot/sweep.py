@@ -142,3 +142,65 @@ def add_run(res: SweepResult, run: dict[str, tuple[Decimal, bool] | None]) -> No
         st = res.stats[name]
         st.costs.append(cost)
         st.misses += 0 if met else 1
+
+
+# -- several information models side by side (the sweep's columns) ----------------------
+
+COLUMNS: tuple[Information, ...] = (Information.TICK, Information.LAUNCH,
+                                    Information.LAUNCH_PROBE)
+
+
+def run_columns(
+    sc: Scenario, policies: Sequence[str], columns: Sequence[Information] = COLUMNS
+) -> dict[Information, dict[str, tuple[Decimal, bool] | None]]:
+    """:func:`run_one` under each information model, the optimum computed once."""
+    opt = optimum_cost(sc)
+    out: dict[Information, dict[str, tuple[Decimal, bool] | None]] = {}
+    for info in columns:
+        run: dict[str, tuple[Decimal, bool] | None] = {
+            OPTIMUM: None if opt is None else (opt, True)}
+        if opt is not None:
+            for name in policies:
+                r = simulate(sc, get_policy(name), info)
+                run[name] = (r.cost, r.met_deadline)
+        out[info] = run
+    return out
+
+
+@dataclass(slots=True)
+class ColumnTable:
+    """Sweep results per (information model, part), parts being e.g. single / multi-zone."""
+
+    deadline_s: float
+    policies: tuple[str, ...]
+    columns: tuple[Information, ...]
+    results: dict[tuple[Information, str], SweepResult] = field(default_factory=dict)
+
+    def add(self, part: str, runs: dict[Information, dict[str, tuple[Decimal, bool] | None]]
+            ) -> None:
+        for info, run in runs.items():
+            key = (info, part)
+            if key not in self.results:
+                self.results[key] = SweepResult(
+                    self.deadline_s, self.policies,
+                    {p: PolicyStats() for p in (*self.policies, OPTIMUM)})
+            add_run(self.results[key], run)
+
+    def markdown(self, parts: Sequence[str]) -> str:
+        """| policy | part | one column per model: ``x opt (misses)`` | and a runs line."""
+        head = ["policy", "zones", *(c.value for c in self.columns)]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name in self.policies:
+            for part in parts:
+                cells = [name, part]
+                for c in self.columns:
+                    res = self.results.get((c, part))
+                    if res is None or not res.runs:
+                        cells.append("-")
+                        continue
+                    cells.append(f"{res.ratio(name) or 0:.3f} ({res.stats[name].misses})")
+                lines.append("| " + " | ".join(cells) + " |")
+        runs = ", ".join(f"{part}: {self.results[(self.columns[0], part)].runs} runs "
+                         f"({self.results[(self.columns[0], part)].infeasible} infeasible "
+                         "skipped)" for part in parts if (self.columns[0], part) in self.results)
+        return "\n".join(lines) + f"\n\nx the omniscient optimum (deadline misses); {runs}"

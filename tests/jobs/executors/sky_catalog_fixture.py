@@ -4,7 +4,9 @@
 AWS: zone *ids* in vms.csv, mapped to zone names by ``aws/az_mappings-<hash>.csv``; CPU
 rows of SkyPilot's default families (m6i, c6i) and GPU rows. GCP: VM rows (no accelerator)
 and accelerator rows (empty InstanceType, the GPU's own price), which SkyPilot adds up.
-Azure: regional rows, no zones.
+Azure: regional rows, no zones. Nebius: the recorded rows of the public catalog file
+(tests/providers/skypilot_catalog/catalog_v8/nebius/vms.csv), so a plan that picks a
+catalog-only cloud finds SkyPilot's catalog for it cached.
 Prices are SkyPilot-shaped, not current.
 common/accelerators.csv: the rows of skypilot-org/skypilot-catalog's
 catalogs/v8/common/accelerators.csv for the GPUs gpuopt places (SkyPilot canonicalises
@@ -98,7 +100,10 @@ COMMON_METADATA = (
 def write_skypilot_cache(home: Path) -> Path:
     """Writes the cache under ``home/.sky/catalogs/v8`` (SkyPilot's default place)."""
     root = home / ".sky" / "catalogs" / CATALOG_SCHEMA_VERSION
-    for rel, text in (("aws/vms.csv", AWS_VMS), ("aws/az_mappings-default.csv", AWS_AZ_MAPPINGS),
+    nebius = (Path(__file__).parents[2] / "providers" / "skypilot_catalog" / "catalog_v8"
+              / "nebius" / "vms.csv").read_text(encoding="utf-8")
+    for rel, text in (("nebius/vms.csv", nebius), ("aws/vms.csv", AWS_VMS),
+                      ("aws/az_mappings-default.csv", AWS_AZ_MAPPINGS),
                       ("gcp/vms.csv", GCP_VMS), ("azure/vms.csv", AZURE_VMS),
                       ("common/accelerators.csv", COMMON_ACCELERATORS),
                       ("common/metadata.csv", COMMON_METADATA)):
