@@ -72,7 +72,7 @@ def ending_kind(reason: EndReason, kind: FailureKind | None,
     return ObservationKind.RELEASED
 
 
-def observed(job: JobRow, a: AttemptRow, kind: ObservationKind | None,
+def observation_of(job: JobRow, a: AttemptRow, kind: ObservationKind | None,
              at: datetime) -> list[tuple[SpotPlace, Observed]]:
     """The observation to record of the attempt (none: nothing to record)."""
     place = spot_place(job, a)
@@ -110,7 +110,7 @@ def cause_of(err: Exception) -> Exception:
     return cause if isinstance(cause, Exception) else err
 
 
-def unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
+def log_unrecorded(job: JobRow, a: AttemptRow, seen: Seen, err: Exception) -> None:
     """Log, once, an observation the history could not take."""
     kinds = ", ".join(o.kind.value for _, o in seen)
     log.warning("job %s attempt %d: %s not recorded in the availability history: %s: %s",
@@ -129,8 +129,8 @@ def seen_running(job: JobRow, a: AttemptRow, status: AttemptStatus, now: datetim
     """For the transaction that moved the attempt LAUNCHING -> RUNNING: (its ``launch_ok``,
     the one a launch that returned recorded at ``a.started_at``: record the first unless
     the second is stored; orchestrator.store.availability.record_observations_apart)."""
-    seen = observed(job, a, ObservationKind.LAUNCH_OK, seen_running_at(a, status, now))
-    return seen, observed(job, a, ObservationKind.LAUNCH_OK, a.started_at)
+    seen = observation_of(job, a, ObservationKind.LAUNCH_OK, seen_running_at(a, status, now))
+    return seen, observation_of(job, a, ObservationKind.LAUNCH_OK, a.started_at)
 
 
 def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind,
@@ -141,13 +141,13 @@ def record_after(store: Store, job: JobRow, a: AttemptRow, kind: ObservationKind
         record_observations_apart,
     )
 
-    seen = observed(job, a, kind, at)
+    seen = observation_of(job, a, kind, at)
     if not seen:
         return
     try:
         with store.transaction() as session:
             record_observations_apart(session, seen)
     except ObservationsNotRecorded as failed:
-        unrecorded(job, a, seen, cause_of(failed))
+        log_unrecorded(job, a, seen, cause_of(failed))
     except Exception as failed:  # the history is a hint: never break the step for it
-        unrecorded(job, a, seen, failed)
+        log_unrecorded(job, a, seen, failed)

@@ -76,7 +76,7 @@ from gpuopt.jobs.states import (
     JobStatus,
 )
 from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
-from gpuopt.orchestrator.observing import ending_kind, observed, record_after, unrecorded
+from gpuopt.orchestrator.observing import ending_kind, log_unrecorded, observation_of, record_after
 from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
@@ -91,7 +91,7 @@ from gpuopt.policies.lifecycle import (
     next_state,
     places_to_avoid,
 )
-from gpuopt.policies.next_attempt import Decision, Keep, NoPlace, Placed, Wait, governed
+from gpuopt.policies.next_attempt import Decision, Keep, NoPlace, Placed, Wait, spot_policy_decides
 from gpuopt.policies.spot.observed import ObservationKind
 from gpuopt.providers.offer import Market
 
@@ -352,7 +352,7 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
             try:
                 record_observations_apart(session, seen, at_launch)
             except ObservationsNotRecorded as err:  # logged once, the step goes on
-                unrecorded(job, a, seen, cause_of(err))
+                log_unrecorded(job, a, seen, cause_of(err))
         if values:
             update_attempt(session, a.id or 0, OPEN, **values)
         if job.status != want_job:
@@ -374,7 +374,7 @@ def past_attempts(attempts: Sequence[AttemptRow]) -> list[PastAttempt]:
 
 def retry_rules(spec: JobSpec, job: JobRow) -> RetryRules:
     return RetryRules(max_restarts_on_errors=spec.max_restarts_on_errors,
-                      spot_policy=governed(spec, job.deadline_at))
+                      spot_policy=spot_policy_decides(spec, job.deadline_at))
 
 
 @dataclass
@@ -456,7 +456,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     job_values: dict[str, object] = dict(status=nxt.status, restarts_used=nxt.restarts_used)
     if nxt.finished:
         job_values.update(finished_at=now, last_error=nxt.last_error, exit_code=nxt.exit_code)
-    seen = observed(job, a, ending_kind(reason, kind, held), ended)
+    seen = observation_of(job, a, ending_kind(reason, kind, held), ended)
     with c.store.transaction() as session:
         if not update_attempt(session, a.id or 0, CLOSABLE, **values):
             return False  # another loop closed it
@@ -470,7 +470,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
         if nxt.finished:
             crash_point("ending")  # the job's end and its secrets' removal: one commit
     if unseen is not None:
-        unrecorded(job, a, seen, unseen)
+        log_unrecorded(job, a, seen, unseen)
     record_ended(c.store, a, status, spec, reason, now)
     c.report.ended.append((a.cluster_name, reason))
     c.report.events.append(JobEvent(EVENT_OF_REASON.get(reason, reason), job.id, a.number,
@@ -618,7 +618,7 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     (policies.next_attempt) and, when it wants something else, stop the attempt (closed
     ``moved``) and start what it wants, in this step."""
     spec = load_stored_spec(job)
-    if not governed(spec, job.deadline_at):
+    if not spot_policy_decides(spec, job.deadline_at):
         return
     decision = _decide(store, tick, job, spec, attempts, now, held=a)
     if isinstance(decision, Keep | NoPlace):

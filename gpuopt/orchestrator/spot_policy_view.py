@@ -101,7 +101,7 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
                           attempts: Sequence[AttemptRow], now: datetime,
                           ) -> SpotPolicyView | None:
     """The sentence for this job (None: the deadline spot policy does not decide it
-    (policies.next_attempt.governed), finished, or no on-demand placement to measure the
+    (policies.next_attempt.spot_policy_decides), finished, or no on-demand placement to measure the
     work left by)."""
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.attempts import load_stored_spec
@@ -115,9 +115,9 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
         spec = load_stored_spec(job)
     except UserError:
         return None
-    from gpuopt.policies.next_attempt import governed
+    from gpuopt.policies.next_attempt import spot_policy_decides
 
-    if not governed(spec, job.deadline_at):
+    if not spot_policy_decides(spec, job.deadline_at):
         return None
     fraction = remaining_fraction(attempts)
     work_left, types = _planned(spec, job, fraction, settings, store, now)

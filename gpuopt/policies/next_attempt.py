@@ -6,7 +6,7 @@ Two steps, so that the orchestrator loads only what the decision reads
 
 1. :func:`plan_next_attempt`: the budget left (policies.budget; exhausted: NoPlace), one
    ``plan_job`` on the job's deadline, budget, work left and avoid list, and for a job
-   under the deadline spot policy (:func:`governed`: ``spot: auto`` with a deadline and a
+   under the deadline spot policy (:func:`spot_policy_decides`: ``spot: auto`` with a deadline and a
    checkpoint) the
    spot locations it may hold: every allowed place selling the best spot placement's
    GPU and count (cheapest offer per place), in place order, plus the place it holds;
@@ -96,7 +96,7 @@ class JobSoFar:
     holding: CurrentHold = HOLDING_NOTHING  # what its open attempt holds
 
 
-def governed(spec: JobSpec, deadline_at: datetime | None) -> bool:
+def spot_policy_decides(spec: JobSpec, deadline_at: datetime | None) -> bool:
     """Does the deadline spot policy decide this job's spot / on-demand / wait? ``spot:
     auto``, a deadline, and a checkpoint: the policy's model (and its deadline guarantee)
     takes the work done to survive a restart; a job without checkpoints loses it, and
@@ -165,7 +165,7 @@ def plan_next_attempt(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     budget = budget_left(job.budget_micros, job.spent_micros)
     if isinstance(budget, BudgetExhausted):
         return NoPlace(budget.reason)
-    policy = governed(spec, job.deadline_at)
+    policy = spot_policy_decides(spec, job.deadline_at)
     ctx = replace(ctx, deadline_at=job.deadline_at, budget_left=budget,
                   remaining_fraction=job.fraction_left,
                   avoid=frozenset() if policy else job.avoid,
