@@ -114,7 +114,7 @@ def main() -> None:
 
 
 def run(tmp: Path, n_jobs: int, n_offers: int) -> None:
-    import gpuopt.orchestrator.reconcile as reconcile_mod
+    import gpuopt.orchestrator.reconcile.step as reconcile_mod
     import gpuopt.policies.index as index_mod
     import gpuopt.policies.next_attempt as placement_mod
     from gpuopt.orchestrator.config import load_config

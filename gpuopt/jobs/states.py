@@ -45,7 +45,7 @@ class AttemptPhase(StrEnum):
     # it ended (or is being ended), but the executor could not confirm that nothing of it
     # is left (a failed stop, e.g. a full disk): its end reason, end time and cost are
     # recorded; the stop is retried with back-off, and the job moves on only when it
-    # succeeds, so nothing new starts beside a leftover (orchestrator/stop_retry.py)
+    # succeeds, so nothing new starts beside a leftover (orchestrator/reconcile/stop_retry.py)
     STOP_FAILED = "stop_failed"
     ENDED = "ended"
 

@@ -2,7 +2,7 @@
 or whether the attempt it holds goes on.
 
 Two steps, so that the orchestrator loads only what the decision reads
-(orchestrator/placement_inputs.py):
+(orchestrator/reconcile/placement_inputs.py):
 
 1. :func:`plan_next_attempt`: the budget left (policies.budget; exhausted: NoPlace), one
    ``plan_job`` on the job's deadline, budget, work left and avoid list, and for a job

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gpuopt.jobs.loader import parse_job_spec
-from gpuopt.orchestrator.attempts import attempt_spec
+from gpuopt.orchestrator.reconcile.attempts import attempt_spec
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
@@ -40,7 +40,7 @@ def test_wasted_time_never_exceeds_the_held_time_after_rounding() -> None:
     millisecond rounding must not make that 0.579 s (more than was held)."""
     from datetime import timedelta
 
-    from gpuopt.orchestrator.attempts import wasted_seconds
+    from gpuopt.orchestrator.reconcile.attempts import wasted_seconds
 
     started = T0 + timedelta(seconds=10)
     ended = started + timedelta(microseconds=578_704)

@@ -10,8 +10,8 @@ import pytest
 
 from gpuopt.jobs.loader import load_job_spec
 from gpuopt.orchestrator.config import load_config
-from gpuopt.orchestrator.placement_inputs import plan_spec
-from gpuopt.orchestrator.submit_checks import JobFile, check_runnable
+from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
+from gpuopt.orchestrator.submit.checks import JobFile, check_runnable
 from tests.jobs.executors.fake_sky import FakeSkyClient, FakeSkyWorld
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_a_dry_run_with_a_server_but_no_usable_cloud_says_so_and_plans_anyway(
     """The server's answer comes from the fake client here (a server with no cloud
     enabled is the real one's state before `sky check`); the dry run never refuses."""
     from gpuopt.jobs.executors import sky_sdk
-    from gpuopt.orchestrator.submit_checks import sky_dry_run
+    from gpuopt.orchestrator.submit.checks import sky_dry_run
 
     monkeypatch.setattr(sky_sdk, "server_state", lambda: sky_sdk.ServerState(
         "http://127.0.0.1:1", True, "healthy", "0.14.1"))
@@ -87,7 +87,7 @@ def test_a_dry_run_with_a_server_but_no_usable_cloud_says_so_and_plans_anyway(
 def test_a_catalog_only_cloud_is_placed_only_through_skypilot(tmp_path: Path) -> None:
     """Nebius is priced from SkyPilot's catalog only: the local executor never places on
     it (submit and the reconcile loop's re-placement), SkyPilot does when it enables it."""
-    from gpuopt.orchestrator.placement_inputs import executor_clouds
+    from gpuopt.orchestrator.reconcile.placement_inputs import executor_clouds
     from gpuopt.providers.clouds import adapter_cloud_names
 
     quick = REPO / "deploy" / "examples" / "quickstart.yaml"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gpuopt.jobs.states import EndReason
-from gpuopt.orchestrator.attempts import wasted_seconds
+from gpuopt.orchestrator.reconcile.attempts import wasted_seconds
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow
 
 START = datetime(2026, 12, 1, 12, tzinfo=UTC)

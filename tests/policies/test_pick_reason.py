@@ -27,7 +27,7 @@ def test_costs_to_the_cent_unless_the_cents_tie() -> None:
 def test_the_quickstart_pick_shows_what_separates_the_two() -> None:
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
 
     now = datetime(2026, 12, 1, tzinfo=UTC)
     spec = load_job_spec(REPO / "deploy" / "examples" / "quickstart.yaml", now=now)

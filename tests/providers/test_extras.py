@@ -79,7 +79,7 @@ def test_sync_catalog_without_skypilot(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_daemons_skypilot_executor_without_skypilot(monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    from gpuopt.orchestrator.attempts import ExecutorCache
+    from gpuopt.orchestrator.reconcile.attempts import ExecutorCache
 
     _uninstall(monkeypatch, "sky")
     with pytest.raises(MissingExtra, match=r"pip install 'gpuopt\[skypilot\]'"):

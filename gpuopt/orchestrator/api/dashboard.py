@@ -18,7 +18,7 @@ from fastapi.templating import Jinja2Templates
 from gpuopt.core.errors import GpuoptError
 from gpuopt.orchestrator.api.context import ApiContext
 from gpuopt.orchestrator.api.sessions import COOKIE, LIFETIME_S, csrf_ok, csrf_token
-from gpuopt.orchestrator.api_users import User
+from gpuopt.orchestrator.api.users import User
 
 router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).with_name("templates")
@@ -93,7 +93,7 @@ def login_page(request: Request) -> Response:
 def login(request: Request, token: Annotated[str, Form(max_length=400)]) -> Response:
     from gpuopt.orchestrator.api.deps import authenticate_token, client_address
     from gpuopt.orchestrator.api.sessions import make_session
-    from gpuopt.orchestrator.api_users import token_hash
+    from gpuopt.orchestrator.api.users import token_hash
 
     ctx = _ctx(request)
     try:
@@ -123,9 +123,9 @@ Q = Annotated[str | None, Query(max_length=128)]
 @router.get("/", response_class=HTMLResponse)
 def jobs_page(request: Request, status: Q = None, team: Q = None, owner: Q = None
               ) -> Response:
-    from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
     from gpuopt.orchestrator.store.jobs_tables import JOB_STATUSES
+    from gpuopt.orchestrator.views.jobs import job_view
 
     user = _required(request)
     ctx = _ctx(request)
@@ -146,8 +146,8 @@ def job_page(request: Request, job_id: str) -> Response:
     from gpuopt.core.errors import UserError
     from gpuopt.jobs.states import LIVE_JOB_STATUSES
     from gpuopt.orchestrator.api.deps import require_job_right
-    from gpuopt.orchestrator.job_status import load_job, status_view
-    from gpuopt.orchestrator.job_views import plan_line
+    from gpuopt.orchestrator.views.job_status import load_job, status_view
+    from gpuopt.orchestrator.views.jobs import plan_line
 
     user = _required(request)
     ctx = _ctx(request)
@@ -170,8 +170,8 @@ def job_page(request: Request, job_id: str) -> Response:
 def cancel_from_page(request: Request, job_id: str,
                      csrf: Annotated[str | None, Form()] = None) -> Response:
     from gpuopt.orchestrator.api.deps import require_job_right
-    from gpuopt.orchestrator.job_status import load_job
-    from gpuopt.orchestrator.reconcile import request_cancel
+    from gpuopt.orchestrator.reconcile.step import request_cancel
+    from gpuopt.orchestrator.views.job_status import load_job
 
     user = _required(request)
     _check_csrf(request, csrf)

@@ -9,7 +9,7 @@ from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from gpuopt.orchestrator.api.context import ApiContext
-from gpuopt.orchestrator.api_users import User
+from gpuopt.orchestrator.api.users import User
 
 BEARER = HTTPBearer(auto_error=False, description="A token from `gpuopt users add`.")
 
@@ -26,7 +26,7 @@ def client_address(request: Request) -> str:
 def authenticate_token(ctx: ApiContext, client: str, token: str | None) -> User:
     """The user of ``token``; 429 while ``client`` is rate-limited, 401 without a
     valid token (a wrong one counts as a failure)."""
-    from gpuopt.orchestrator.api_users import authenticate
+    from gpuopt.orchestrator.api.users import authenticate
 
     wait = ctx.limiter.retry_after(client)
     if wait is not None:

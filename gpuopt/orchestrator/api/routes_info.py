@@ -60,7 +60,7 @@ def plan(ctx: Ctx, _user: CurrentUser, req: PlanRequest, format: Format = "json"
     """Placements ranked by expected cost (`gpuopt plan --json`)."""
     from gpuopt.orchestrator.api.text import rendered
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
 
     spec = _spec(ctx, req, "plan")
     now = ctx.clock()
@@ -83,7 +83,7 @@ def estimate(ctx: Ctx, _user: CurrentUser, req: EstimateRequest, format: Format 
     """Peak memory and the smallest fit (`gpuopt estimate --json`)."""
     from gpuopt.orchestrator.api.text import rendered
     from gpuopt.orchestrator.cli.estimate_cmd import estimate_spec
-    from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.orchestrator.reconcile.measurements import load_calibration
 
     spec = _spec(ctx, req, "estimate")
     result = estimate_spec(spec, req.gpu, load_calibration(ctx.store, spec))

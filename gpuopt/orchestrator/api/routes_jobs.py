@@ -72,9 +72,9 @@ def list_jobs(
 ) -> list[dict[str, Any]]:
     """Jobs, oldest first: a member's own, an admin's all (as `gpuopt jobs --json`)."""
     from gpuopt.orchestrator.cli.jobs_cmd import _statuses
-    from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of
     from gpuopt.orchestrator.store.jobs_repo import list_jobs as query
+    from gpuopt.orchestrator.views.jobs import job_view
 
     statuses = _statuses(status)
     with ctx.store.session() as session:
@@ -86,7 +86,7 @@ def list_jobs(
 
 
 def _job_for(ctx: Ctx, user: CurrentUser, job_id: str, action: str) -> Any:
-    from gpuopt.orchestrator.job_status import load_job
+    from gpuopt.orchestrator.views.job_status import load_job
 
     job, attempts, events = load_job(ctx.store, job_id)  # UserError (no such job): 404
     require_job_right(user, job.id, job.submitted_by, action)
@@ -96,7 +96,7 @@ def _job_for(ctx: Ctx, user: CurrentUser, job_id: str, action: str) -> Any:
 @router.get("/{job_id}", response_model=JobView, responses=problems(403, 404))
 def job_status(ctx: Ctx, user: CurrentUser, job_id: str) -> dict[str, Any]:
     """One job: attempts, events, plan, cost so far, progress (`gpuopt status --json`)."""
-    from gpuopt.orchestrator.job_status import status_view
+    from gpuopt.orchestrator.views.job_status import status_view
 
     job, attempts, events = _job_for(ctx, user, job_id, "see")
     return status_view(ctx.store, ctx.settings, job, attempts, events, ctx.clock())
@@ -110,7 +110,7 @@ def job_logs(
     follow: bool = False,
 ) -> StreamingResponse:
     """An attempt's output (the last by default); ``follow`` streams it until it ends."""
-    from gpuopt.orchestrator.job_logs import choose_attempt, log_lines
+    from gpuopt.orchestrator.views.job_logs import choose_attempt, log_lines
 
     job, attempts, _ = _job_for(ctx, user, job_id, "read the logs of")
     chosen = choose_attempt(job, attempts, attempt)
@@ -130,8 +130,8 @@ def job_logs(
 def cancel(ctx: Ctx, user: CurrentUser, job_id: str) -> dict[str, Any]:
     """Request cancellation (audited); the daemon's next reconcile step stops the attempt
     and ends the job."""
-    from gpuopt.orchestrator.job_status import load_job, status_view
-    from gpuopt.orchestrator.reconcile import request_cancel
+    from gpuopt.orchestrator.reconcile.step import request_cancel
+    from gpuopt.orchestrator.views.job_status import load_job, status_view
 
     job, _, _ = _job_for(ctx, user, job_id, "cancel")
     request_cancel(ctx.store, job.id, ctx.clock(), user.name)

@@ -26,7 +26,7 @@ class ApiServer:
 
         from gpuopt.orchestrator.api.app import build_app
         from gpuopt.orchestrator.api.context import ApiContext
-        from gpuopt.orchestrator.uploads_sweep import uploads_root
+        from gpuopt.orchestrator.api.uploads_sweep import uploads_root
 
         api = settings.api
         host, _, port = api.address.rpartition(":")

@@ -1,5 +1,5 @@
 """POST /api/v1/jobs: a remote submitter's job through the one submit path
-(orchestrator/submit_service.py). Its files go in a fresh directory under the data
+(orchestrator/submit/service.py). Its files go in a fresh directory under the data
 directory: the job file's text (``spec_path``: relative paths resolve there) and its
 ``workdir`` unpacked from the archive sent; nothing on this machine reads the
 submitter's disk, so a ``workdir`` named but not sent is refused. The job belongs to
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from fastapi import UploadFile
 
     from gpuopt.orchestrator.api.context import ApiContext
-    from gpuopt.orchestrator.api_users import User
+    from gpuopt.orchestrator.api.users import User
 
 
 def submit_remote(ctx: ApiContext, user: User, text: str, shown: str, executor: str | None,
@@ -53,7 +53,7 @@ def _submit(ctx: ApiContext, user: User, root: Path, text: str, shown: str,
 
     from gpuopt.orchestrator.api.text import rendered
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
-    from gpuopt.orchestrator.submit_service import (
+    from gpuopt.orchestrator.submit.service import (
         JobFile,
         check_executor,
         plan_job,

@@ -142,8 +142,8 @@ def estimate_spec(spec: JobSpec, gpu: str | None,
 def _calibration(spec: JobSpec) -> Calibration | None:
     """The stored calibration records of this job's model, if there is a store."""
     from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.reconcile.measurements import load_calibration
     from gpuopt.orchestrator.store import open_store_if_exists
-    from gpuopt.orchestrator.telemetry import load_calibration
 
     store = open_store_if_exists(load_config(None).database.url)
     if store is None:

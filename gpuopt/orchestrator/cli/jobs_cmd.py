@@ -38,7 +38,7 @@ def _open(config: Path | None) -> Store | None:
 
 def _no_job(job_id: str | None) -> Exception:
     from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.job_status import NO_JOB_YET
+    from gpuopt.orchestrator.views.job_status import NO_JOB_YET
 
     if job_id is None:
         return UserError(NO_JOB_YET, exit_code=2)
@@ -50,7 +50,7 @@ def _load_job(
 ) -> tuple[JobRow, list[AttemptRow], list[JobEventRow]]:
     """A job (by id or unique prefix; None: the newest submitted), its attempts and, if
     asked, its events."""
-    from gpuopt.orchestrator.job_status import load_job
+    from gpuopt.orchestrator.views.job_status import load_job
 
     store = _open(config)
     if store is None:
@@ -87,8 +87,8 @@ def jobs(
         return
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
+    from gpuopt.orchestrator.views.jobs import job_view
 
     statuses = _statuses(status)
     store = _open(config)
@@ -181,7 +181,7 @@ def status(
     from datetime import UTC, datetime
 
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.job_status import load_job, status_view
+    from gpuopt.orchestrator.views.job_status import load_job, status_view
 
     settings = load_config(config)
     store = _open(config)
@@ -230,7 +230,7 @@ def print_status(view: dict[str, Any], wide: bool = False) -> None:
 
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.tables import ID, NUM, Col, money, print_table, short_market
-    from gpuopt.orchestrator.job_views import SIMULATED, plan_line
+    from gpuopt.orchestrator.views.jobs import SIMULATED, plan_line
 
     console = out_console()
     progress = view["progress"]
@@ -317,7 +317,7 @@ def logs(
 
         remote_cmds.logs(remote, job_id, attempt, follow)
         return
-    from gpuopt.orchestrator.job_logs import choose_attempt, log_lines
+    from gpuopt.orchestrator.views.job_logs import choose_attempt, log_lines
 
     job, attempts, _ = _load_job(job_id, config)
     chosen = choose_attempt(job, attempts, attempt)
@@ -350,9 +350,9 @@ def cancel(
         return
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.attempts import ExecutorCache
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.reconcile import cancel_job
+    from gpuopt.orchestrator.reconcile.attempts import ExecutorCache
+    from gpuopt.orchestrator.reconcile.step import cancel_job
 
     store = _open(config)
     if store is None:

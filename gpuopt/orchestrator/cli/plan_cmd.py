@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from gpuopt.orchestrator.placement_inputs import PlannedJob
+    from gpuopt.orchestrator.reconcile.placement_inputs import PlannedJob
     from gpuopt.policies.placement import Candidate, Plan
 
 
@@ -53,9 +53,9 @@ def plan(
     from gpuopt.core.errors import UserError
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
     from gpuopt.orchestrator.store import open_store_if_exists
-    from gpuopt.orchestrator.submit_service import fits_nowhere_reason
+    from gpuopt.orchestrator.submit.service import fits_nowhere_reason
 
     if minimize not in ("cost", "time"):
         raise UserError(f"--minimize {minimize}: choose cost or time", exit_code=2)

@@ -62,7 +62,7 @@ def submit(r: Remote, job_file: Path, dry_run: bool, wait: bool, executor: str |
     from gpuopt.jobs.loader import read_job_file
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.cli.remote_cmds import _width
-    from gpuopt.orchestrator.submit_service import JobFile, read_job
+    from gpuopt.orchestrator.submit.service import JobFile, read_job
 
     if preempt_after is not None:
         raise UserError("--preempt-after: a preemption drill runs on the machine that runs "

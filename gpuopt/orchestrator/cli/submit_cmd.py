@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
     from gpuopt.jobs.spec import JobSpec
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.placement_inputs import PlannedJob
+    from gpuopt.orchestrator.reconcile.placement_inputs import PlannedJob
     from gpuopt.orchestrator.store import Store
-    from gpuopt.orchestrator.submit_service import JobFile
+    from gpuopt.orchestrator.submit.service import JobFile
 
 TERMINAL = TERMINAL_JOB_STATUSES
 
@@ -68,7 +68,7 @@ def submit(
     from gpuopt.orchestrator.cli.plan_cmd import print_plan
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store, open_store_if_exists
-    from gpuopt.orchestrator.submit_service import (
+    from gpuopt.orchestrator.submit.service import (
         JobFile,
         check_executor,
         plan_job,
@@ -89,7 +89,7 @@ def submit(
     launchable = check_executor(sub, kind, drill, dry_run=dry_run)
     sky_skipped: str | None = None
     if dry_run and kind == "skypilot":
-        from gpuopt.orchestrator.submit_checks import sky_dry_run
+        from gpuopt.orchestrator.submit.checks import sky_dry_run
 
         asked = sky_dry_run(sub.spec)
         launchable, sky_skipped = asked.clouds, asked.skipped
@@ -129,7 +129,7 @@ def spec_name(spec: JobSpec, job_file: Path) -> str:
 def _drill(preempt_after: str | None) -> tuple[float, ...]:
     """The preemption drill's times (--preempt-after), refused with exit 2 when unreadable."""
     from gpuopt.jobs.executors.fault_injection import parse_preempt_after
-    from gpuopt.orchestrator.submit_checks import SubmitRefused
+    from gpuopt.orchestrator.submit.checks import SubmitRefused
 
     if preempt_after is None:
         return ()
@@ -144,8 +144,8 @@ def _print_sky_task(job: JobFile, spec: JobSpec, planned: PlannedJob, now: datet
     """The task; then SkyPilot's optimizer's pick for it, or in one line why SkyPilot
     could not be asked."""
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.sky_preview import first_attempt_task, optimizer_check
     from gpuopt.orchestrator.store.jobs_repo import new_job_id
+    from gpuopt.orchestrator.submit.sky_preview import first_attempt_task, optimizer_check
 
     best = planned.plan.best
     assert best is not None
@@ -179,12 +179,12 @@ def _wait(store: Store, settings: Settings, job_id: str, interval: float) -> int
 
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
-    from gpuopt.orchestrator.attempts import ExecutorCache
     from gpuopt.orchestrator.cli.console import err_console, out_console
-    from gpuopt.orchestrator.job_secrets import sweep
-    from gpuopt.orchestrator.job_views import progress_of
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.attempts import ExecutorCache
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
+    from gpuopt.orchestrator.submit.job_secrets import sweep
+    from gpuopt.orchestrator.views.jobs import progress_of
 
     sweep(store)  # at every start of a loop: no ended job's secret stays behind
     executors = ExecutorCache(telemetry_interval=settings.telemetry.interval_seconds)
@@ -228,10 +228,10 @@ def _summary(store: Store, job_id: str) -> None:
     from datetime import UTC, datetime
 
     from gpuopt.core.money import from_micros
-    from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
     from gpuopt.orchestrator.cli.console import out_console
-    from gpuopt.orchestrator.job_views import SIMULATED, job_view, where
+    from gpuopt.orchestrator.reconcile.attempts import checkpoint_dir, load_stored_spec
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, find_job
+    from gpuopt.orchestrator.views.jobs import SIMULATED, job_view, where
 
     with store.session() as session:
         job = find_job(session, job_id)

@@ -29,7 +29,7 @@ def add(
     import json
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.api_users import add_user
+    from gpuopt.orchestrator.api.users import add_user
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store
@@ -90,7 +90,7 @@ def revoke(
     """
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.api_users import revoke as revoke_user
+    from gpuopt.orchestrator.api.users import revoke as revoke_user
     from gpuopt.orchestrator.cli.console import out_console
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store

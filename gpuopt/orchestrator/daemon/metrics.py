@@ -12,7 +12,7 @@ figures are the same whichever daemon of a cluster is scraped:
 - ``gpuopt_daemon_leader`` (1 when this process leads), ``gpuopt_daemon_task_runs_total``
   / ``..._failures_total{task}`` and ``gpuopt_store_up`` (0 when the store read failed);
 - ``gpuopt_job_step_failures_total{kind}``: reconcile steps of single jobs that raised
-  (by exception type; the job fails after a few in a row, see orchestrator.reconcile).
+  (by exception type; the job fails after a few in a row, see orchestrator.reconcile.step).
 
 ``/healthz`` answers 200 with a small JSON body while the main loop is alive and the store
 is healthy (store_health.py: the SQLite file is still the one opened, the last write

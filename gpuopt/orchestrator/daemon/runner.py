@@ -239,7 +239,7 @@ class Daemon:
     def start_chores(self) -> None:
         """At every start: publish this node's job-secrets key (jobs submitted from now on
         are sealed for it too) and sweep the secrets of jobs that ended."""
-        from gpuopt.orchestrator.job_secrets import publish_key, sweep
+        from gpuopt.orchestrator.submit.job_secrets import publish_key, sweep
 
         def chores() -> None:
             key_id = publish_key(self.store, self.clock(), self.node.hostname)

@@ -19,7 +19,7 @@ from gpuopt.orchestrator.daemon.health import DaemonHealth, TaskOutcome
 if TYPE_CHECKING:
     from gpuopt.jobs.executors.host import HostIdentity
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.reconcile import StepReport
+    from gpuopt.orchestrator.reconcile.step import StepReport
     from gpuopt.orchestrator.report.sender import ReportSender
     from gpuopt.orchestrator.store.engine import Store
 
@@ -151,10 +151,10 @@ class DaemonTasks:
             raise StepFailed("price poll skypilot-catalog: " + "; ".join(failed))
 
     def _reconcile(self) -> None:
-        from gpuopt.orchestrator.reconcile import reconcile_once
+        from gpuopt.orchestrator.reconcile.step import reconcile_once
 
         if self._executors is None:
-            from gpuopt.orchestrator.attempts import ExecutorCache
+            from gpuopt.orchestrator.reconcile.attempts import ExecutorCache
 
             # One executor per kind for the life of the daemon (the local executor's
             # watchers live in it); running attempts are adopted by cluster name.
@@ -191,7 +191,7 @@ class DaemonTasks:
             job_log.log(level, "%s %s: %s", where, e.kind, e.detail,
                         extra=_fields(e.kind, e.job_id, e.attempt))
         for job_id, message in report.errors:
-            # Every tick's error at debug: orchestrator.step_failures logs each kind once
+            # Every tick's error at debug: orchestrator.reconcile.step_failures logs each kind once
             # (with the traceback) as a warning, and fails the job after a few in a row.
             job_log.debug("job %s: reconcile error: %s", job_id, message,
                           extra=_fields("error", job_id, None))
@@ -226,7 +226,7 @@ class DaemonTasks:
                               resolution=d.compaction_resolution)
         compact_availability(self.store, now=now, after=d.compaction_after,
                              resolution=d.compaction_resolution)
-        from gpuopt.orchestrator.uploads_sweep import sweep_uploads
+        from gpuopt.orchestrator.api.uploads_sweep import sweep_uploads
 
         removed = sweep_uploads(self.store, now)
         if removed:

@@ -3,7 +3,7 @@
 Where the replay (policies/spot/replay.py) is the model alone, this runs what the daemon
 runs: a throwaway store (SQLite in a temporary GPUOPT_HOME, migrated as the daemon's),
 one job submitted as `gpuopt submit` stores it, the real reconcile step
-(orchestrator.reconcile.reconcile_once) once per tick, its real placement and spot
+(orchestrator.reconcile.step.reconcile_once) once per tick, its real placement and spot
 policy, and an executor double (trace_executor.TraceExecutor) answering launches and
 preemptions from the traces on a virtual clock. The result is the replay's SimResult:
 
@@ -208,8 +208,8 @@ def solve_job(sc: Scenario, offers: Sequence[Offer], home: Path) -> tuple[str, J
 
 def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Path) -> str:
     """Store the job queued at START through the submit service, as `gpuopt submit`
-    does (orchestrator/submit_service.py)."""
-    from gpuopt.orchestrator.submit_service import JobFile, Submission, plan_job, store_job
+    does (orchestrator/submit/service.py)."""
+    from gpuopt.orchestrator.submit.service import JobFile, Submission, plan_job, store_job
 
     path = home / "simulate.yaml"
     path.write_text(text, encoding="utf-8")
@@ -223,7 +223,7 @@ def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Pa
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
          progress: Callable[[int], None] | None, trail: list[str] | None) -> SimResult:
     from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     zones = zone_names(len(sc.traces))

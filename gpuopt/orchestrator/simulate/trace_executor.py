@@ -20,7 +20,7 @@ virtual time ``start + t x gap`` (tick t; the clock is the engine's, read at eac
 - ``stop`` ends it (idempotent).
 
 The kind is ``trace``, not the local executor's: the reconcile step records the spot
-availability its attempts observe (orchestrator/observing.py), as it does for a cloud.
+availability its attempts observe (orchestrator/reconcile/observing.py), as it does for a cloud.
 """
 
 from __future__ import annotations

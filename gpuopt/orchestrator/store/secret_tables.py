@@ -2,7 +2,7 @@
 
 - ``secret_keys``: the public key of each node (a daemon, or a ``submit --wait``) that
   may launch jobs with secrets; its private key stays in that node's data directory
-  (orchestrator/job_secrets.py). ``key_id`` is the first 32 hex digits of the public
+  (orchestrator/submit/job_secrets.py). ``key_id`` is the first 32 hex digits of the public
   key's SHA-256.
 - ``job_secrets``: one sealed box per (job, key): the job's secret values as JSON,
   encrypted to that key (libsodium's ``crypto_box_seal``: only the private key opens

@@ -1,5 +1,5 @@
 """The queries of job secrets at rest (secret_tables.py); the sealing and opening, and
-this node's key, are orchestrator/job_secrets.py's."""
+this node's key, are orchestrator/submit/job_secrets.py's."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Queries of API users and the audit trail (user_tables.py). Tokens are made and
-hashed in orchestrator/api_users.py; nothing here sees a token, only its hash."""
+hashed in orchestrator/api/users.py; nothing here sees a token, only its hash."""
 
 from __future__ import annotations
 

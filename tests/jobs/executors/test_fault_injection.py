@@ -44,7 +44,7 @@ def test_drills_are_per_job_and_per_attempt(tmp_path: Path) -> None:
 
 def test_the_local_executor_of_the_cli_and_daemon_reads_the_drills(tmp_path: Path) -> None:
     from gpuopt.jobs.executors.local import LocalExecutor
-    from gpuopt.orchestrator.attempts import ExecutorCache, drills_dir
+    from gpuopt.orchestrator.reconcile.attempts import ExecutorCache, drills_dir
 
     executor = ExecutorCache()("local")
     assert isinstance(executor, LocalExecutor)

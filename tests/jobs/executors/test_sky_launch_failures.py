@@ -108,7 +108,7 @@ def _submit_sky(store: Any, tmp_path: Path, restarts: int) -> str:
 
 def _steps(store: Any, ex: Any, t0: datetime, seconds: range) -> None:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
 
     settings = load_config(None)
     for s in seconds:

@@ -74,7 +74,7 @@ def make_api(db_url: str, tmp: Path, max_upload_mib: int = 1) -> Api:
 
     from gpuopt.orchestrator.api.app import build_app
     from gpuopt.orchestrator.api.context import ApiContext
-    from gpuopt.orchestrator.api_users import add_user
+    from gpuopt.orchestrator.api.users import add_user
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.store import open_store
 

@@ -39,7 +39,7 @@ def test_members_see_their_own_jobs_the_admin_all(api: Api) -> None:
     shown = api.client.get(f"/api/v1/jobs/{a_id}", headers=api.h("alice")).json()
     assert (shown["owner"], shown["team"]) == ("alice", "nlp")
     # the workdir was unpacked on the server and is the job's
-    from gpuopt.orchestrator.attempts import load_stored_spec
+    from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
     from gpuopt.orchestrator.store.jobs_repo import find_job
 
     with api.store.session() as session:
@@ -70,7 +70,7 @@ def test_no_token_401_wrong_user_403_admin_may(api: Api) -> None:
 
 
 def test_a_revoked_token_stops_at_once(api: Api) -> None:
-    from gpuopt.orchestrator.api_users import revoke
+    from gpuopt.orchestrator.api.users import revoke
 
     assert api.client.get("/api/v1/me", headers=api.h("bob")).json()["name"] == "bob"
     revoke(api.store, "bob", datetime.now(UTC))

@@ -29,7 +29,7 @@ def site(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
     from gpuopt.orchestrator.api.app import build_app
     from gpuopt.orchestrator.api.context import ApiContext
-    from gpuopt.orchestrator.api_users import add_user
+    from gpuopt.orchestrator.api.users import add_user
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.store import open_store
     from tests.net import free_port
@@ -103,8 +103,8 @@ def _shot(browser: Any, shots: Path, name: str) -> None:
 
 
 def _views(store: Any) -> dict[str, dict[str, Any]]:
-    from gpuopt.orchestrator.job_views import job_view
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
+    from gpuopt.orchestrator.views.jobs import job_view
 
     with store.session() as session:
         rows = list_jobs(session)
@@ -212,7 +212,7 @@ def test_a_member_sees_its_own_jobs_and_cancels_with_the_form(
     cookie = browser.get_cookie("gpuopt_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert site["tokens"]["alice"] not in cookie["value"]
-    from gpuopt.orchestrator.api_users import revoke
+    from gpuopt.orchestrator.api.users import revoke
 
     revoke(site["store"], "alice", datetime.now(UTC))
     browser.get(url + "/")

@@ -12,8 +12,8 @@ from tests.orchestrator.api.conftest import Api, tar_of
 
 def test_sweep_keeps_what_a_job_needs(api: Api, tmp_path: Path) -> None:
     from gpuopt.jobs.states import JobStatus
+    from gpuopt.orchestrator.api.uploads_sweep import sweep_uploads
     from gpuopt.orchestrator.store.jobs_repo import set_job
-    from gpuopt.orchestrator.uploads_sweep import sweep_uploads
 
     root = tmp_path / "uploads"
     live = api.submit("alice", "live", tar_of({"a": b"1"})).json()["id"]

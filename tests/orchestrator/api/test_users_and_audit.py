@@ -15,7 +15,7 @@ from tests.e2e.cli import gpuopt_command
 
 
 def test_token_hash_only_and_revocation(db_url: str) -> None:
-    from gpuopt.orchestrator.api_users import add_user, authenticate, revoke, token_hash
+    from gpuopt.orchestrator.api.users import add_user, authenticate, revoke, token_hash
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.users_repo import list_users
 
@@ -79,7 +79,7 @@ def test_users_cli_prints_the_token_once() -> None:
 
 
 def test_submit_and_cancel_are_audited(db_url: str, tmp_path: Path) -> None:
-    from gpuopt.orchestrator.reconcile import request_cancel
+    from gpuopt.orchestrator.reconcile.step import request_cancel
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_repo import find_job
     from gpuopt.orchestrator.store.users_repo import audit_of
@@ -100,7 +100,7 @@ def test_submit_and_cancel_are_audited(db_url: str, tmp_path: Path) -> None:
 
 
 def test_users_audit_lists_the_trail(tmp_path: Path) -> None:
-    from gpuopt.orchestrator.reconcile import request_cancel
+    from gpuopt.orchestrator.reconcile.step import request_cancel
     from gpuopt.orchestrator.store import open_store
     from tests.orchestrator.reconcile.conftest import submit, write_job
 

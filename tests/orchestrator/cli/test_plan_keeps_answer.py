@@ -24,7 +24,7 @@ def cols80(monkeypatch: pytest.MonkeyPatch) -> None:
 def _planned(path):  # type: ignore[no-untyped-def]
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
 
     now = datetime(2026, 12, 1, tzinfo=UTC)
     spec = load_job_spec(path, now=now)

@@ -38,7 +38,7 @@ def _open_local_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 def _workspace(cluster: str) -> Path:
-    from gpuopt.orchestrator.attempts import attempts_dir
+    from gpuopt.orchestrator.reconcile.attempts import attempts_dir
 
     ws = attempts_dir() / cluster
     ws.mkdir(parents=True)

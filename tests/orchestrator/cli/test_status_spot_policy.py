@@ -96,7 +96,7 @@ def _hours_to_deadline(store: Any, job_id: str, now: datetime) -> float:
 def _on_demand_hours(store: Any, tmp_path: Path) -> float:
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
 
     planned = plan_spec(load_job_spec(tmp_path / "spotty.yaml"), load_config(None), store,
                         datetime.now(UTC))

@@ -36,7 +36,7 @@ def _check(text: str, width: int, whole: list[str], messages: tuple[str, ...] = 
 def _planned(job: str, now: datetime):  # type: ignore[no-untyped-def]
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
 
     spec = load_job_spec(EXAMPLES / job)
     return spec, plan_spec(spec, load_config(env={}), None, now, top=15)

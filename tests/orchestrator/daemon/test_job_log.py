@@ -21,7 +21,7 @@ from gpuopt.orchestrator.config import load_config
 from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.logs import JsonFormatter, setup_logging
 from gpuopt.orchestrator.daemon.tasks import DaemonTasks
-from gpuopt.orchestrator.reconcile import JobEvent, StepReport
+from gpuopt.orchestrator.reconcile.step import JobEvent, StepReport
 from gpuopt.orchestrator.store.jobs_tables import JobRow
 from tests.orchestrator.daemon.test_tasks import FakeProvider
 from tests.orchestrator.reconcile.conftest import CountingExecutor, submit, train_run, write_job
@@ -102,7 +102,7 @@ def test_cancelled_and_failed_lines_and_reconcile_errors(caplog: pytest.LogCaptu
                         errors=[("j3", "RuntimeError: boom")])
     tasks.log_step(report)
     lines = [(r.levelname, r.getMessage()) for r in _job_lines(caplog)]
-    # A step's error is a debug line each tick: orchestrator.step_failures warns once per
+    # A step's error is a debug line each tick: orchestrator.reconcile.step_failures warns once per
     # kind of error (tests/orchestrator/reconcile/test_step_failures.py).
     assert lines == [("INFO", "job j1 cancelled: cancelled by the user"),
                      ("WARNING", "job j2 attempt 3 failed: failed with exit code 1")]

@@ -46,7 +46,7 @@ def test_a_loop_on_another_host_never_takes_a_local_attempt_for_lost(
         pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(pg_url)

@@ -86,7 +86,7 @@ def submit(store: Any, job_file: Path, kind: str = "local") -> str:
     import os
 
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.submit_service import JobFile, plan_job, read_job, store_job
+    from gpuopt.orchestrator.submit.service import JobFile, plan_job, read_job, store_job
 
     job = JobFile(job_file, job_file.read_text(encoding="utf-8"))
     now = datetime.now(UTC)
@@ -98,7 +98,7 @@ def submit(store: Any, job_file: Path, kind: str = "local") -> str:
 def run_until_done(store: Any, executor_for: Callable[[str], Executor], job_id: str,
                    timeout: float = 60.0, interval: float = 0.05) -> Any:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
     settings = load_config(None)

@@ -17,7 +17,7 @@ from pathlib import Path
 def main(db_url: str, attempts: str, job_id: str, skew_s: str, steps: str) -> int:
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 

@@ -1,4 +1,4 @@
-"""The reconcile step records what it really observes of spot (orchestrator.observing):
+"""The reconcile step records what it really observes of spot (orchestrator.reconcile.observing):
 launch_ok, capacity_failure, preempted, released, at the attempt's place; on-demand,
 quota failures and local (simulated) runs record nothing; a recording that fails never
 stops the step."""
@@ -70,7 +70,7 @@ def _job_file(tmp_path: Path, name: str, spot: str, restarts: int = 2) -> Path:
 
 def _step(store: Any, ex: Any, at: datetime) -> Any:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
 
     report = reconcile_once(store, lambda kind: ex, load_config(None), at)
     assert not report.errors, report.errors

@@ -21,7 +21,7 @@ JOBS = 3
 
 def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, list_jobs
 

@@ -105,7 +105,7 @@ def test_killing_only_the_wrapper_stops_its_program_before_attempt_2(
         db_url: str, tmp_path: Path) -> None:
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import cancel_job, reconcile_once
+    from gpuopt.orchestrator.reconcile.step import cancel_job, reconcile_once
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(db_url)

@@ -9,7 +9,7 @@ from pathlib import Path
 from gpuopt.core.money import held_cost_micros
 from gpuopt.jobs.executors.fault_injection import PreemptAtTimes, seeded_times
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.orchestrator.attempts import checkpoint_dir, load_stored_spec
+from gpuopt.orchestrator.reconcile.attempts import checkpoint_dir, load_stored_spec
 from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 from tests.orchestrator.reconcile.conftest import (
     CountingExecutor,

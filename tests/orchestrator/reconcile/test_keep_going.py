@@ -26,7 +26,7 @@ class RecordingExecutor:
 
 def test_a_tick_stops_at_the_first_job_keep_going_refuses(tmp_path: Path) -> None:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(f"sqlite:///{tmp_path / 'gpuopt.db'}")

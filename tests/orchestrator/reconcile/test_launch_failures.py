@@ -48,7 +48,7 @@ def _texts(store: Any, job_id: str) -> list[str]:
 
 def _steps(store: Any, ex: Any, start: datetime, seconds: range) -> None:
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
 
     settings = load_config(None)
     for s in seconds:
@@ -172,7 +172,7 @@ def test_an_attempt_that_never_started_is_retried_free_and_not_billed(
     """The launcher died between its claim and the executor: after the grace period the
     attempt is given up (nothing was billed for those 2 minutes) and the job placed again
     without spending a restart."""
-    from gpuopt.orchestrator import reconcile
+    from gpuopt.orchestrator.reconcile import step as reconcile
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(db_url)

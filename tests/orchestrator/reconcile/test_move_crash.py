@@ -37,7 +37,7 @@ def _job(store: Any, job_id: str) -> Any:
 @pytest.mark.parametrize("stopped", [False, True], ids=["before-stop", "after-stop"])
 def test_a_move_cut_short_ends_the_attempt_moved_and_places_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stopped: bool) -> None:
-    import gpuopt.orchestrator.reconcile as reconcile
+    import gpuopt.orchestrator.reconcile.step as reconcile
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store
     from gpuopt.policies.next_attempt import Placed
@@ -54,8 +54,8 @@ def test_a_move_cut_short_ends_the_attempt_moved_and_places_again(
 
     def move_to_on_demand(*args: Any, **kwargs: Any) -> Any:
         """The policy wants on-demand for the running job: a move."""
-        from gpuopt.orchestrator.attempts import load_stored_spec
-        from gpuopt.orchestrator.placement_inputs import plan_spec
+        from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
+        from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
         from gpuopt.providers.offer import Market
 
         spec = load_stored_spec(_job(store, job_id))

@@ -12,7 +12,7 @@ import pytest
 from gpuopt.core.places import Place
 from gpuopt.jobs.executors.base import AttemptState, AttemptStatus, LaunchResult
 from gpuopt.jobs.states import AttemptPhase, EndReason, FailureKind
-from gpuopt.orchestrator.placement_inputs import TickInputs
+from gpuopt.orchestrator.reconcile.placement_inputs import TickInputs
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow
 from gpuopt.policies.index import OfferIndex
 from tests.orchestrator.reconcile.conftest import submit, write_job
@@ -43,10 +43,10 @@ class Instant:
 
 def test_one_load_per_step_and_one_plan_per_job(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import gpuopt.orchestrator.placement_inputs as planning
+    import gpuopt.orchestrator.reconcile.placement_inputs as planning
     import gpuopt.policies.next_attempt as placement
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(f"sqlite:///{tmp_path / 'gpuopt.db'}")

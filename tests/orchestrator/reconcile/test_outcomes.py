@@ -64,7 +64,7 @@ def test_max_restarts_on_errors_retries_once(sqlite_url: str, tmp_path: Path) ->
 
 def _wait_running(store, ex, job_id: str) -> AttemptRow:  # type: ignore[no-untyped-def]
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
 
     settings = load_config(None)
     for _ in range(400):
@@ -79,7 +79,7 @@ def _wait_running(store, ex, job_id: str) -> AttemptRow:  # type: ignore[no-unty
 def test_cancel_mid_run_leaves_no_process(sqlite_url: str, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from gpuopt.orchestrator.reconcile import cancel_job
+    from gpuopt.orchestrator.reconcile.step import cancel_job
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(sqlite_url)

@@ -99,8 +99,8 @@ def test_the_daemon_environment_is_never_a_jobs_secret(
 
 def test_two_nodes_both_open_the_submitters_value_never_their_own(
         db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuopt.orchestrator.job_secrets import publish_key
     from gpuopt.orchestrator.store import open_store
+    from gpuopt.orchestrator.submit.job_secrets import publish_key
 
     store = open_store(db_url)
     now = datetime.now(UTC)
@@ -257,9 +257,9 @@ def test_every_way_a_job_ends_removes_its_secret_in_that_transaction(
 
 def test_the_sweep_at_start_removes_what_older_releases_left(
         db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuopt.orchestrator.job_secrets import legacy_secrets_file, open_secrets, sweep
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_repo import set_job
+    from gpuopt.orchestrator.submit.job_secrets import legacy_secrets_file, open_secrets, sweep
 
     store = open_store(db_url)
     monkeypatch.setenv("HF_TOKEN", TOKEN)

@@ -25,11 +25,11 @@ def _broken(*args: Any, **kwargs: Any) -> None:
 def test_a_job_whose_step_keeps_raising_is_logged_counted_and_failed(
         db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from gpuopt.orchestrator import reconcile
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.daemon.health import DaemonHealth
     from gpuopt.orchestrator.daemon.metrics import StoreCollector
     from gpuopt.orchestrator.daemon.tasks import DaemonTasks
+    from gpuopt.orchestrator.reconcile import step as reconcile
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(db_url)
@@ -74,8 +74,8 @@ def test_a_job_whose_step_keeps_raising_is_logged_counted_and_failed(
 
 def test_a_step_that_recovers_resets_the_count(db_url: str, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuopt.orchestrator import reconcile
     from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.reconcile import step as reconcile
     from gpuopt.orchestrator.store import open_store
 
     store = open_store(db_url)

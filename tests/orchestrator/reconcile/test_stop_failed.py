@@ -68,7 +68,7 @@ def test_full_workspace_disk_at_launch(db_url: str, tmp_path: Path, small_disk: 
                                        caplog: pytest.LogCaptureFixture) -> None:
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.fleet_figures import fleet_figures
     from gpuopt.orchestrator.store.ledger_repo import attempt_cost_micros
@@ -153,7 +153,7 @@ def test_a_failed_stop_of_a_cancelled_running_attempt_freezes_its_cost(
         db_url: str, tmp_path: Path) -> None:
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile import reconcile_once
+    from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store import open_store
     from gpuopt.orchestrator.store.jobs_repo import set_job
     from gpuopt.orchestrator.store.ledger_repo import attempt_cost_micros

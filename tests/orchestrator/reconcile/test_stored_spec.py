@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from gpuopt.jobs.executors.local import LocalExecutor
-from gpuopt.orchestrator.attempts import load_stored_spec
+from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
 from tests.orchestrator.reconcile.conftest import (
     JOB_YAML,
     CountingExecutor,

@@ -50,7 +50,7 @@ def test_telemetry_status_calibration_and_the_next_plan(measured_job) -> None:  
     from gpuopt.jobs.loader import load_job_spec
     from gpuopt.orchestrator.cli.app import build_app
     from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.placement_inputs import plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import plan_spec
     from gpuopt.orchestrator.store.jobs_repo import attempts_of
     from gpuopt.orchestrator.store.telemetry_repo import calibration_records
 
@@ -156,8 +156,8 @@ def test_without_nvidia_smi_nothing_is_measured(tmp_path: Path,
     job_id = submit(store, write_job(tmp_path, "plain", RUN))
     ex = LocalExecutor(tmp_path / "attempts", telemetry_interval=0.1)
     assert run_until_done(store, lambda kind: ex, job_id).status == "succeeded"
+    from gpuopt.orchestrator.reconcile.measurements import telemetry_views
     from gpuopt.orchestrator.store.jobs_repo import attempts_of
-    from gpuopt.orchestrator.telemetry import telemetry_views
 
     with store.session() as session:
         attempts = attempts_of(session, [job_id])[job_id]

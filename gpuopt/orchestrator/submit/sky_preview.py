@@ -33,7 +33,7 @@ class Preview:
 def first_attempt_task(job_id: str, job_file: Path, text: str, spec: JobSpec,
                        offer: Offer, now: datetime, nodes: int = 1) -> Preview:
     from gpuopt.jobs.executors.sky_task import build_sky_task, plan_task
-    from gpuopt.orchestrator.attempts import attempt_spec
+    from gpuopt.orchestrator.reconcile.attempts import attempt_spec
     from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
 
     job = JobRow(id=job_id, name=spec.name or job_file.stem, spec_yaml=text,

@@ -28,8 +28,8 @@ def secret_values(store: Store | None, job: JobRow) -> list[str]:
     """The job's own secret values, to hide them in what is shown. A local attempt's log
     is redacted as it is written (jobs/executors/local_proc.SUPERVISOR); another
     executor's log is shown only when the values can be had here."""
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets
+    from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
+    from gpuopt.orchestrator.submit.job_secrets import SecretsUnavailable, open_secrets
 
     names = sorted(load_stored_spec(job).secrets)
     if not names:
@@ -47,8 +47,8 @@ def log_lines(store: Store | None, job: JobRow, chosen: AttemptRow,
               follow: bool = False) -> Iterator[str]:
     """The attempt's lines (its last lines stored when the executor has none)."""
     from gpuopt.core.safe_text import escape_text
-    from gpuopt.orchestrator.attempts import ExecutorCache
-    from gpuopt.orchestrator.job_secrets import redact
+    from gpuopt.orchestrator.reconcile.attempts import ExecutorCache
+    from gpuopt.orchestrator.submit.job_secrets import redact
 
     hidden = secret_values(store, job)
 

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuopt.core.errors import UserError
-from gpuopt.orchestrator.submit_checks import JobFile, SubmitRefused
+from gpuopt.orchestrator.submit.checks import JobFile, SubmitRefused
 
 if TYPE_CHECKING:
     from gpuopt.jobs.spec import JobSpec
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.placement_inputs import PlannedJob
+    from gpuopt.orchestrator.reconcile.placement_inputs import PlannedJob
     from gpuopt.orchestrator.store import Store
 
 __all__ = [
@@ -95,7 +95,7 @@ def read_job(job: JobFile, now: datetime, environ: Mapping[str, str], *,
     file's directory); ``uploaded_workdir``: the directory a remote submitter's
     ``workdir`` was unpacked to (the API), used instead of the path written."""
     from gpuopt.jobs.loader import parse_job_spec
-    from gpuopt.orchestrator.job_secrets import values_from_environment
+    from gpuopt.orchestrator.submit.job_secrets import values_from_environment
 
     spec = parse_job_spec(job.text, str(job.path),
                           base_dir=base_dir or job.path.resolve().parent, purpose="plan",
@@ -111,7 +111,7 @@ def check_executor(sub: Submission, kind: str, drill: tuple[float, ...] = (), *,
                    dry_run: bool = False) -> frozenset[str] | None:
     """Refuse (exit 2) what executor ``kind`` cannot run; the clouds it can launch on.
     ``dry_run``: nothing will be launched, so SkyPilot is not required to answer."""
-    from gpuopt.orchestrator.submit_checks import check_runnable
+    from gpuopt.orchestrator.submit.checks import check_runnable
 
     if kind not in ("local", "skypilot"):
         raise SubmitRefused(f"--executor {kind!r}: use local or skypilot")
@@ -125,7 +125,7 @@ def plan_job(sub: Submission, settings: Settings, store: Store | None, now: date
     narrowed to ``[clouds] enabled`` when that is set) and the regions it can launch in
     (SkyPilot: the account's AWS regions). ``hint_nodes``: also say whether more nodes
     would pay (plans the job twice)."""
-    from gpuopt.orchestrator.placement_inputs import executor_regions, plan_spec
+    from gpuopt.orchestrator.reconcile.placement_inputs import executor_regions, plan_spec
 
     regions = executor_regions(executor)
     if launchable is None:
@@ -165,12 +165,12 @@ def store_job(store: Store, sub: Submission, planned: PlannedJob, kind: str,
     """Store the job (queued) and return its id: the text read at submit and the spec
     resolved (jobs.resolved, what the daemon reads); its secrets' values sealed for the
     nodes that may run it and its audit record, in the same transaction
-    (orchestrator/job_secrets.py). ``runs_here``: this process runs the job (--wait),
+    (orchestrator/submit/job_secrets.py). ``runs_here``: this process runs the job (--wait),
     so its own key is published first; so it is when no node has published one yet
     (the daemon, started later on this data directory, shares it). ``drill``: a
     preemption drill's times, saved before the row commits so no launch can miss it."""
     from gpuopt.jobs.executors.fault_injection import PreemptionDrills
-    from gpuopt.orchestrator.attempts import drills_dir
+    from gpuopt.orchestrator.reconcile.attempts import drills_dir
     from gpuopt.orchestrator.store.jobs_repo import new_job_id
 
     job_id = job_id or new_job_id(sub.name)
@@ -191,11 +191,11 @@ def _insert(store: Store, sub: Submission, planned: PlannedJob, kind: str, now: 
     from gpuopt.jobs.executors.crash_points import crash_point
     from gpuopt.jobs.resolved import resolved_json
     from gpuopt.jobs.states import JobStatus
-    from gpuopt.orchestrator.job_secrets import publish_key, seal_for_job
     from gpuopt.orchestrator.store.jobs_repo import insert_job
     from gpuopt.orchestrator.store.jobs_tables import JobRow
     from gpuopt.orchestrator.store.secrets_repo import published_keys
     from gpuopt.orchestrator.store.users_repo import record_audit
+    from gpuopt.orchestrator.submit.job_secrets import publish_key, seal_for_job
 
     spec, best = sub.spec, planned.plan.best
     if best is None:

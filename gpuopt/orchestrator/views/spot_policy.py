@@ -75,8 +75,8 @@ def _planned(spec: JobSpec, job: JobRow, fraction: float, settings: Settings,
              store: Store, now: datetime) -> tuple[float | None, set[str]]:
     """Work left on the best on-demand placement now, and the spot instance types of the
     GPU and count the plan picks for spot."""
-    from gpuopt.orchestrator.placement_inputs import load_index, placement_context
-    from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.orchestrator.reconcile.measurements import load_calibration
+    from gpuopt.orchestrator.reconcile.placement_inputs import load_index, placement_context
     from gpuopt.policies.placement import plan_job
 
     index, *_ = load_index(store)
@@ -104,9 +104,9 @@ def load_spot_policy_view(store: Store, settings: Settings, job: JobRow,
     (policies.next_attempt.spot_policy_decides), finished, or no on-demand placement to measure the
     work left by)."""
     from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.observing import attempt_place
-    from gpuopt.orchestrator.placement_inputs import remaining_fraction
+    from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
+    from gpuopt.orchestrator.reconcile.observing import attempt_place
+    from gpuopt.orchestrator.reconcile.placement_inputs import remaining_fraction
     from gpuopt.orchestrator.store.availability import load_observations, observed_places
 
     if job.deadline_at is None or job.status in TERMINAL_JOB_STATUSES:

@@ -15,7 +15,7 @@ recorded as it would have been closed -- end reason, end time, cost -- but in ph
   after the n-th failure in a row, at most 10 min apart; when it succeeds the close
   is finished as recorded and the job moves on;
 - a failure is logged once per kind (exception type) with the count so far, like
-  reconcile step errors (orchestrator/step_failures.py): a full disk logs one warning,
+  reconcile step errors (orchestrator/reconcile/step_failures.py): a full disk logs one warning,
   not one per tick; it is shown by ``gpuopt status``, counted in ``/healthz`` and in
   ``gpuopt_attempts_by_status{status="stop_failed"}``.
 """

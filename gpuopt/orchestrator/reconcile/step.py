@@ -38,12 +38,12 @@ Launches that fail:
 
 Spot availability seen on the way (a spot launch that started or found no capacity, a
 spot attempt preempted or released) is recorded in the availability history
-(orchestrator.observing); a recording that fails is logged and never stops the step.
+(orchestrator.reconcile.observing); a recording that fails is logged and never stops the step.
 
 A job whose step raises is logged once per kind of error (with the job id), counted
 (``StepReport.failed_steps``, ``gpuopt_job_step_failures_total`` in /metrics), and
 failed with the error as its reason after ``STEP_FAILURES_TO_FAIL`` steps in a row
-(orchestrator.step_failures).
+(orchestrator.reconcile.step_failures).
 """
 
 from __future__ import annotations
@@ -75,12 +75,30 @@ from gpuopt.jobs.states import (
     FailureKind,
     JobStatus,
 )
-from gpuopt.orchestrator.attempts import ExecutorFor, attempt_spec, checkpoint_dir, load_stored_spec
-from gpuopt.orchestrator.observing import ending_kind, log_unrecorded, observation_of, record_after
-from gpuopt.orchestrator.step_failures import STEP_FAILURES_TO_FAIL, step_failed, step_recovered
+from gpuopt.orchestrator.reconcile.attempts import (
+    ExecutorFor,
+    attempt_spec,
+    checkpoint_dir,
+    load_stored_spec,
+)
+from gpuopt.orchestrator.reconcile.measurements import (
+    load_calibration,
+    record_ended,
+    record_running,
+)
+from gpuopt.orchestrator.reconcile.observing import (
+    ending_kind,
+    log_unrecorded,
+    observation_of,
+    record_after,
+)
+from gpuopt.orchestrator.reconcile.step_failures import (
+    STEP_FAILURES_TO_FAIL,
+    step_failed,
+    step_recovered,
+)
 from gpuopt.orchestrator.store.engine import Store
 from gpuopt.orchestrator.store.jobs_tables import AttemptRow, JobRow
-from gpuopt.orchestrator.telemetry import load_calibration, record_ended, record_running
 from gpuopt.policies.lifecycle import (
     Ending,
     NextState,
@@ -97,7 +115,7 @@ from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
-    from gpuopt.orchestrator.placement_inputs import TickInputs
+    from gpuopt.orchestrator.reconcile.placement_inputs import TickInputs
 
 __all__ = ["LAUNCH_GRACE", "STEP_FAILURES_TO_FAIL", "StepReport", "cancel_job", "reconcile_once"]
 OPEN = OPEN_ATTEMPT_PHASES
@@ -188,7 +206,7 @@ class _OncePerStep:
 
     def __call__(self) -> TickInputs:
         if self._inputs is None:
-            from gpuopt.orchestrator.placement_inputs import load_tick_inputs
+            from gpuopt.orchestrator.reconcile.placement_inputs import load_tick_inputs
 
             self._inputs = load_tick_inputs(self.store, self.settings, self.now)
         return self._inputs
@@ -325,7 +343,7 @@ def _ended(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
 
 def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptStatus,
                      now: datetime) -> None:
-    from gpuopt.orchestrator.observing import cause_of, seen_running
+    from gpuopt.orchestrator.reconcile.observing import cause_of, seen_running
     from gpuopt.orchestrator.store.availability import (
         ObservationsNotRecorded,
         record_observations_apart,
@@ -345,7 +363,7 @@ def _record_progress(store: Store, job: JobRow, a: AttemptRow, status: AttemptSt
         return
     with store.transaction() as session:
         # Once, by the loop whose update matched: with it, the launch_ok a launch of
-        # unknown outcome never recorded (orchestrator.observing).
+        # unknown outcome never recorded (orchestrator.reconcile.observing).
         if starts and update_attempt(session, a.id or 0, (AttemptPhase.LAUNCHING,),
                                      status=AttemptPhase.RUNNING):
             seen, at_launch = seen_running(job, a, status, now)
@@ -402,9 +420,13 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     """Stop what is left of the attempt, then close it with its cost and move the job on,
     in one transaction. ``held=False``: it never held a machine (costs nothing)."""
     from gpuopt.core.money import held_cost_micros
-    from gpuopt.orchestrator.attempts import wasted_seconds
-    from gpuopt.orchestrator.observing import cause_of
-    from gpuopt.orchestrator.stop_retry import CLOSABLE, record_stop_failed, stopped_at_last
+    from gpuopt.orchestrator.reconcile.attempts import wasted_seconds
+    from gpuopt.orchestrator.reconcile.observing import cause_of
+    from gpuopt.orchestrator.reconcile.stop_retry import (
+        CLOSABLE,
+        record_stop_failed,
+        stopped_at_last,
+    )
     from gpuopt.orchestrator.store.availability import (
         ObservationsNotRecorded,
         record_observations_apart,
@@ -416,7 +438,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
     ended = _ended_at(a, status, now) if held else a.started_at
     ckpt = checkpoint_dir(job, spec)
     interval = spec.checkpoint.interval if spec.checkpoint else None
-    from gpuopt.orchestrator.job_secrets import SecretsUnavailable, open_secrets, redact
+    from gpuopt.orchestrator.submit.job_secrets import SecretsUnavailable, open_secrets, redact
 
     try:  # the sealed values go in the transaction below: the last chance to hide them
         hidden: Sequence[str] = list(open_secrets(c.store, job.id, spec.secrets).values())
@@ -483,7 +505,7 @@ def _close(c: _Closer, reason: EndReason, kind: FailureKind | None, detail: str,
 
 def _forget_secrets(job_id: str) -> None:
     """An older release's secrets file (the sealed rows went with the job's end)."""
-    from gpuopt.orchestrator.job_secrets import forget_legacy_file
+    from gpuopt.orchestrator.submit.job_secrets import forget_legacy_file
 
     forget_legacy_file(job_id)
 
@@ -491,8 +513,8 @@ def _forget_secrets(job_id: str) -> None:
 def _retry_stop(store: Store, executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
                 a: AttemptRow, now: datetime, report: StepReport) -> None:
     """An attempt whose stop failed: when due, stop it again and, once that succeeds,
-    finish its close as recorded (orchestrator/stop_retry.py)."""
-    from gpuopt.orchestrator.stop_retry import retry_due
+    finish its close as recorded (orchestrator/reconcile/stop_retry.py)."""
+    from gpuopt.orchestrator.reconcile.stop_retry import retry_due
 
     if not retry_due(a, now):
         report.stop_failed.append((job.id, a.number, a.stop_error_kind or ""))
@@ -514,7 +536,7 @@ def _retry_stop(store: Store, executor: Executor, job: JobRow, attempts: Sequenc
 
 def _stop_for_ended_job(store: Store, executor: Executor, job: JobRow, a: AttemptRow,
                         now: datetime, report: StepReport) -> None:
-    from gpuopt.orchestrator.stop_retry import record_stop_failed, stopped_at_last
+    from gpuopt.orchestrator.reconcile.stop_retry import record_stop_failed, stopped_at_last
     from gpuopt.orchestrator.store.jobs_repo import update_attempt
 
     try:
@@ -584,7 +606,7 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
     sees the request after its launch and stops what it launched. Every earlier attempt
     of the job is stopped too (idempotent), so nothing an attempt left behind survives.
     ``actor``: who asked (the audit trail; default ``local:<os user>``)."""
-    from gpuopt.orchestrator.submit_service import local_actor
+    from gpuopt.orchestrator.submit.service import local_actor
 
     job = request_cancel(store, job_id, now, actor or local_actor())
     if job.status in LIVE_JOB_STATUSES:
@@ -602,7 +624,7 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 def _decide(store: Store, tick: _OncePerStep, job: JobRow, spec: JobSpec,
             attempts: Sequence[AttemptRow], now: datetime,
             held: AttemptRow | None = None) -> Decision:
-    from gpuopt.orchestrator.placement_inputs import decide_placement
+    from gpuopt.orchestrator.reconcile.placement_inputs import decide_placement
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 
     return decide_placement(store, spec, job, attempts, tick.settings, tick(),
@@ -727,8 +749,8 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
             now: datetime, report: StepReport, message: str = "") -> None:
-    from gpuopt.orchestrator.job_secrets import open_secrets
     from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
+    from gpuopt.orchestrator.submit.job_secrets import open_secrets
 
     with store.session() as session:  # the committed row, with its id
         saved = attempt_by_number(session, job.id, row.number)

@@ -20,7 +20,7 @@ from gpuopt.jobs.states import (
     EndReason,
     JobStatus,
 )
-from gpuopt.orchestrator.attempts import ExecutorFor
+from gpuopt.orchestrator.reconcile.attempts import ExecutorFor
 from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.reconcile")
@@ -61,7 +61,7 @@ def step_failed(store: Store, executor_for: ExecutorFor, job_id: str, err: Excep
         if failed:
             add_event(session, job_id, now, JobStatus.FAILED, reason)
     if failed:
-        from gpuopt.orchestrator.job_secrets import forget_legacy_file
+        from gpuopt.orchestrator.submit.job_secrets import forget_legacy_file
 
         forget_legacy_file(job_id)  # the sealed ones went with the transition
         log.error("job %s failed: %s", job_id, reason)
@@ -85,8 +85,9 @@ def _stop_open_attempts(store: Store, executor_for: ExecutorFor, job_id: str, no
                       cost_micros=held_cost_micros(a.price_per_hour_micros, a.started_at, ended))
         try:
             executor_for(job.executor).stop(a.cluster_name)
-        except Exception as err:  # kept as stop_failed and retried (orchestrator/stop_retry)
-            from gpuopt.orchestrator.stop_retry import record_stop_failed
+        # kept as stop_failed and retried (orchestrator/reconcile/stop_retry)
+        except Exception as err:
+            from gpuopt.orchestrator.reconcile.stop_retry import record_stop_failed
 
             record_stop_failed(store, job_id, a, values, err, now)
             continue

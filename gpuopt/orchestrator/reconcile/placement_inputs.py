@@ -123,7 +123,7 @@ def plan_spec(
     **overrides: object,
 ) -> PlannedJob:
     """``hint_nodes``: also say whether more nodes would pay (plans the job twice)."""
-    from gpuopt.orchestrator.telemetry import load_calibration
+    from gpuopt.orchestrator.reconcile.measurements import load_calibration
     from gpuopt.policies.fit_advice import knob_advice
     from gpuopt.policies.node_hint import more_nodes_hint
     from gpuopt.policies.placement import plan_job
@@ -201,7 +201,7 @@ def holding_of(a: AttemptRow | None, now: datetime) -> CurrentHold:
         return HOLDING_NOTHING
     held_s = max(0.0, (now - a.started_at).total_seconds())
     if a.market == Market.SPOT.value:
-        from gpuopt.orchestrator.observing import attempt_place
+        from gpuopt.orchestrator.reconcile.observing import attempt_place
 
         return CurrentHold(Kind.SPOT, attempt_place(a), held_s)
     return CurrentHold(Kind.ON_DEMAND, None, held_s)
@@ -248,7 +248,7 @@ def decide_placement(
     planned = plan_next_attempt(spec, tick.index, ctx, so_far, held_price)
     spot = None
     if not isinstance(planned, NoPlace) and planned.locations:
-        from gpuopt.orchestrator.observing import own_observations
+        from gpuopt.orchestrator.reconcile.observing import own_observations
         from gpuopt.orchestrator.store.availability import load_observations
 
         with store.session() as session:

@@ -134,7 +134,7 @@ def placement_of(a: AttemptRow) -> Placement:
 def attempt_spec(job: JobRow, spec: JobSpec, a: AttemptRow,
                  secrets: Mapping[str, str] | None = None) -> AttemptSpec:
     """``secrets``: the job's secret values, opened from the store by the caller
-    (orchestrator.job_secrets.open_secrets); None: left out (a preview)."""
+    (orchestrator.submit.job_secrets.open_secrets); None: left out (a preview)."""
     workdir = None
     if spec.workdir:
         wd = Path(spec.workdir).expanduser()

@@ -39,7 +39,7 @@ def load_job(store: Store, job_id: str | None, with_events: bool = True,
 def status_view(store: Store | None, settings: Settings, job: JobRow,
                 attempts: list[AttemptRow], events: list[JobEventRow],
                 now: datetime) -> dict[str, Any]:
-    from gpuopt.orchestrator.job_views import attempt_view, job_view, submitted_plan
+    from gpuopt.orchestrator.views.jobs import attempt_view, job_view, submitted_plan
 
     view = job_view(job, attempts, now)
     live = _live_progress(attempts)
@@ -62,7 +62,7 @@ def _live_progress(attempts: list[AttemptRow]) -> dict[str, int | None] | None:
     current between two watches, and without a daemon watching at all."""
     from gpuopt.jobs.executors.local import peek_progress
     from gpuopt.jobs.states import AttemptPhase
-    from gpuopt.orchestrator.attempts import attempts_dir
+    from gpuopt.orchestrator.reconcile.attempts import attempts_dir
 
     open_local = [a for a in attempts if a.status != AttemptPhase.ENDED and a.host]
     if not open_local:
@@ -78,8 +78,8 @@ def _telemetry_views(store: Store | None, job: JobRow, attempts: list[AttemptRow
                      ) -> dict[int, dict[str, Any]]:
     """What the GPU sampler measured per attempt, with the model's estimate beside it."""
     from gpuopt.core.errors import UserError
-    from gpuopt.orchestrator.attempts import load_stored_spec
-    from gpuopt.orchestrator.telemetry import telemetry_views
+    from gpuopt.orchestrator.reconcile.attempts import load_stored_spec
+    from gpuopt.orchestrator.reconcile.measurements import telemetry_views
 
     if store is None:
         return {}
@@ -94,7 +94,7 @@ def _spot_policy(store: Store | None, settings: Settings, job: JobRow,
                  attempts: list[AttemptRow], events: list[JobEventRow],
                  now: datetime) -> dict[str, Any] | None:
     """Why a ``spot: auto`` job with a deadline holds what it holds (None: not one)."""
-    from gpuopt.orchestrator.spot_policy_view import (
+    from gpuopt.orchestrator.views.spot_policy import (
         last_policy_note,
         load_spot_policy_view,
         spot_policy_json,
