@@ -183,7 +183,8 @@ def test_starter_file_parses_and_every_example_key_is_valid() -> None:
 def test_preemption_rates_partial_table_keeps_other_defaults(tmp_path: Path) -> None:
     f = write(tmp_path, "[placement.preemption_rates]\ngcp = 0.2\n")
     rates = load_config(f, env={}).placement.preemption_rates
-    assert rates == {"aws": 0.05, "gcp": 0.2, "azure": 0.08, "lambda": 0.1,
+    # Lambda sells no spot (providers/clouds.py: sells_spot=False), so no preemptions
+    assert rates == {"aws": 0.05, "gcp": 0.2, "azure": 0.08, "lambda": 0.0,
                      "runpod": 0.3, "vast": 0.3, "nebius": 0.1, "oci": 0.08, "cudo": 0.1}
     with pytest.raises(ConfigError, match="between 0 and 1"):
         load_config(write(tmp_path, "[placement.preemption_rates]\naws = 3\n"), env={})
