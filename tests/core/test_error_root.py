@@ -16,6 +16,9 @@ OUTSIDE_THE_ROOT = {
     # A BaseException on purpose: no `except Exception` between the upload's reader and
     # the handler that answers 413 may swallow it.
     "gpuopt.orchestrator.api.app._TooLarge",
+    # The GPU sampler is shipped to the node and run there as a script of its own, where
+    # no gpuopt package is installed (jobs/telemetry/sampler.py imports nothing of it).
+    "gpuopt.jobs.telemetry.sampler._Stop",
 }
 
 

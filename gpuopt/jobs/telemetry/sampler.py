@@ -25,8 +25,6 @@ import subprocess
 import sys
 import time
 
-from gpuopt.core.errors import GpuoptError
-
 try:  # noqa: SIM105 (the node's Python may lack what contextlib offers on 3.11)
     from gpuopt.jobs.telemetry.parse import (
         QUERY_ARGS,
@@ -76,7 +74,8 @@ def sample_once(nvidia_smi: str, timeout_s: float) -> tuple:
     return readings, "" if readings else "nvidia-smi printed no GPU readings"
 
 
-class _Stop(GpuoptError):
+# Not a GpuoptError: the node runs this file as a script of its own, with no gpuopt there.
+class _Stop(Exception):
     pass
 
 

@@ -3,6 +3,7 @@ a fake nvidia-smi on PATH that prints the real CSV format."""
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
@@ -48,6 +49,19 @@ def test_the_node_script_stands_alone() -> None:
     assert text.startswith("from __future__ import annotations\n")
     assert text.count("from __future__") == 1
     compile(text, "telemetry.py", "exec")
+    # The node has no gpuopt: an import of it is allowed only where ImportError is caught
+    # (a `class _Stop(GpuoptError)` once made the script die there at its first line).
+    tree = ast.parse(text)
+    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
+               and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError"
+                       for h in t.handlers)
+               for stmt in t.body for n in ast.walk(stmt)}
+    bare = [ast.unparse(n) for n in ast.walk(tree)
+            if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in guarded
+            and any(name.startswith("gpuopt") for name in
+                    ([n.module or ""] if isinstance(n, ast.ImportFrom)
+                     else [a.name for a in n.names]))]
+    assert bare == []
 
 
 def test_script_samples_and_writes_its_summary_on_sigterm(tmp_path: Path) -> None:
