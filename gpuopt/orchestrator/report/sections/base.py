@@ -9,20 +9,38 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from zoneinfo import ZoneInfo
 
 from gpuopt.orchestrator.report.model import WeeklyReport
 from gpuopt.orchestrator.report.table import Table
 
-__all__ = ["Section", "Table"]
+if TYPE_CHECKING:
+    from gpuopt.orchestrator.ledger.records import AttemptRecord, JobRecord
+
+__all__ = ["LedgerWeek", "Section", "Table"]
 
 M = TypeVar("M")
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerWeek:
+    """The ledger of the report's week and scope: what a section's ``collect`` reads."""
+
+    attempts: tuple[AttemptRecord, ...]  # in scope, simulated runs included
+    jobs: tuple[JobRecord, ...]  # in scope, real ones
+    start: datetime
+    end: datetime  # the week's end, or when the ledger was read if earlier
+    tz: ZoneInfo
 
 
 @dataclass(frozen=True, slots=True)
 class Section(Generic[M]):
     """One section of the weekly report.
 
+    ``collect`` (optional) works out figures the aggregated report does not hold from the
+    week's ledger (aggregate.build_report keeps them in ``report.collected[name]``);
     ``build`` picks (and lays out) the section's figures from the report; ``text`` gives
     its lines (each section after the first starts with a blank line), ``html`` its
     blocks (``images`` maps chart names to their ``src``), ``json`` its top-level keys
@@ -33,3 +51,4 @@ class Section(Generic[M]):
     text: Callable[[M], list[str]]
     html: Callable[[M, Mapping[str, str]], list[str]]
     json: Callable[[M], dict[str, Any]]
+    collect: Callable[[LedgerWeek], Any] | None = None

@@ -11,9 +11,9 @@ from gpuopt.orchestrator.report import html_layout as h
 from gpuopt.orchestrator.report import json_values as j
 from gpuopt.orchestrator.report.fmt import hours, pct, usd
 from gpuopt.orchestrator.report.model import WeeklyReport, percent
-from gpuopt.orchestrator.report.sections.base import Section, Table
+from gpuopt.orchestrator.report.sections.base import LedgerWeek, Section, Table
 from gpuopt.orchestrator.report.text_layout import section_table
-from gpuopt.orchestrator.report.utilisation import Utilisation
+from gpuopt.orchestrator.report.utilisation import Utilisation, utilisation_of
 
 UTILISATION = "GPU utilisation (measured by nvidia-smi)"
 IDLE_JOBS = "Jobs that kept their GPUs mostly idle (under 50% busy)"
@@ -55,8 +55,12 @@ def token_cost_table(u: Utilisation | None) -> Table:
                  frozenset({1, 2, 3}))
 
 
+def collect(week: LedgerWeek) -> Utilisation | None:
+    return utilisation_of(week.attempts, week.start, week.end)
+
+
 def build(report: WeeklyReport) -> Measured:
-    u = report.utilisation
+    u: Utilisation | None = report.collected.get("utilisation")
     return Measured(u, utilisation_table(u), idle_jobs_table(u), token_cost_table(u))
 
 
@@ -92,4 +96,4 @@ def json(m: Measured) -> dict[str, Any]:
     }}
 
 
-SECTION = Section("utilisation", build, text, html, json)
+SECTION = Section("utilisation", build, text, html, json, collect)
