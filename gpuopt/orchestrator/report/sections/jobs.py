@@ -4,6 +4,7 @@ job-list layout the top-jobs part of sections/spend.py shares."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -51,22 +52,27 @@ def html_jobs(jobs: Sequence[JobLine], limit: int | None = None) -> str:
     return h.table(["Job", "Owner", "Team", "State", "This week", "To date"], rows, right={4, 5})
 
 
-def build(report: WeeklyReport) -> tuple[tuple[str, Sequence[JobLine]], ...]:
-    """(title, jobs) per state, after the report's every job (for the JSON)."""
-    return (("", report.jobs),
-            *((title, report.jobs_in(state)) for state, title in JOB_STATES))
+@dataclass(frozen=True, slots=True)
+class Jobs:
+    every: tuple[JobLine, ...]  # the JSON lists them all
+    by_state: tuple[tuple[str, tuple[JobLine, ...]], ...]  # (title, jobs), JOB_STATES' order
 
 
-def text(m: tuple[tuple[str, Sequence[JobLine]], ...]) -> list[str]:
+def build(report: WeeklyReport) -> Jobs:
+    return Jobs(report.jobs, tuple((title, report.jobs_in(state))
+                                   for state, title in JOB_STATES))
+
+
+def text(m: Jobs) -> list[str]:
     out: list[str] = []
-    for title, jobs in m[1:]:
+    for title, jobs in m.by_state:
         out += ["", f"{title} ({len(jobs)})", *text_jobs(jobs)]
     return out
 
 
-def html(m: tuple[tuple[str, Sequence[JobLine]], ...], images: Mapping[str, str]) -> list[str]:
+def html(m: Jobs, images: Mapping[str, str]) -> list[str]:
     out = []
-    for title, jobs in m[1:]:
+    for title, jobs in m.by_state:
         cost = usd(sum((j.week_cost for j in jobs), Decimal(0)))
         out.append(h.section(f"{title} ({len(jobs)}, {cost} this week)",
                              html_jobs(jobs, h.MAX_ROWS)))
@@ -90,8 +96,8 @@ def _job(line: JobLine) -> dict[str, Any]:
     }
 
 
-def json(m: tuple[tuple[str, Sequence[JobLine]], ...]) -> dict[str, Any]:
-    return {"jobs": [_job(line) for line in m[0][1]]}
+def json(m: Jobs) -> dict[str, Any]:
+    return {"jobs": [_job(line) for line in m.every]}
 
 
 SECTION = Section("jobs", build, text, html, json)
