@@ -65,3 +65,11 @@ def test_lazy_attributes_import_the_module_on_first_access() -> None:
     assert get("MIMEText").__name__ == "MIMEText"
     with pytest.raises(AttributeError, match="no attribute 'Other'"):
         get("Other")
+
+
+def test_the_chart_modules_import_matplotlib_only_to_draw() -> None:
+    assert _imported_after(
+        "import gpuopt.orchestrator.report.charts, gpuopt.orchestrator.prices.chart") == []
+    assert _imported_after(
+        "from gpuopt.orchestrator.report import charts\n"
+        "charts._figure(1.0)") == ["matplotlib"]

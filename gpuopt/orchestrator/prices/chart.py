@@ -1,4 +1,5 @@
-"""The price-history chart (matplotlib Agg, imported only when a chart is asked for).
+"""The price-history chart (matplotlib Agg, imported only when a chart is asked for,
+through core/lazy_import.py).
 
 The x-axis is the window asked for (``--since`` up to now). A price first seen before the
 window (the embedded snapshot's, or one still in force) starts at the window's left edge;
@@ -14,8 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.core.lazy_import import LazyModule
+
 if TYPE_CHECKING:
     from gpuopt.orchestrator.store.price_history import HistoryPoint
+
+# matplotlib, imported when a chart is drawn; pyplot only after the Agg backend is chosen.
+matplotlib = LazyModule("matplotlib")
+pyplot = LazyModule("matplotlib.pyplot")
 
 MAX_SERIES = 12
 
@@ -69,12 +76,8 @@ def draw_history(ax: Any, points: Sequence[HistoryPoint], since: datetime,
 def plot_history(points: Sequence[HistoryPoint], out: Path, title: str, *,
                  since: datetime, until: datetime) -> None:
     """A step chart of USD per GPU-hour per series, written as a PNG to ``out``."""
-    import matplotlib
-
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(10, 5), dpi=100)
+    fig, ax = pyplot.subplots(figsize=(10, 5), dpi=100)
     try:
         draw_history(ax, points, since, until)
         ax.set_title(title)
@@ -85,4 +88,4 @@ def plot_history(points: Sequence[HistoryPoint], out: Path, title: str, *,
         fig.tight_layout()
         fig.savefig(out)
     finally:
-        plt.close(fig)
+        pyplot.close(fig)

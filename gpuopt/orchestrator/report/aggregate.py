@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from types import MappingProxyType
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from gpuopt.core.money import MICRO_USD, held_cost
@@ -29,7 +30,8 @@ from gpuopt.orchestrator.report.model import (
     WeeklyReport,
     WeekSummary,
 )
-from gpuopt.orchestrator.report.utilisation import utilisation_of
+from gpuopt.orchestrator.report.sections import SECTIONS
+from gpuopt.orchestrator.report.sections.base import LedgerWeek
 from gpuopt.orchestrator.report.weeks import IsoWeek
 
 UNASSIGNED = "(unassigned)"
@@ -108,8 +110,14 @@ def build_report(
         clouds=clouds,
         simulated=sim_acc.summary() if sim_jobs else None,
         simulated_jobs=sim_jobs,
-        utilisation=utilisation_of(scoped, start, end),
+        collected=_collected(LedgerWeek(tuple(scoped), tuple(job_index.values()), start, end,
+                                         tz)),
     )
+
+
+def _collected(week: LedgerWeek) -> Mapping[str, Any]:
+    """What each section with a ``collect`` works out from the week's ledger, by name."""
+    return MappingProxyType({s.name: s.collect(week) for s in SECTIONS if s.collect is not None})
 
 
 def gpu_hours(held: timedelta, gpu_count: int) -> Decimal:

@@ -1,4 +1,5 @@
-"""Charts as PNG bytes (matplotlib's Agg canvas, imported lazily; no pyplot global state).
+"""Charts as PNG bytes (matplotlib's Agg canvas, imported on first use through
+core/lazy_import.py; no pyplot global state).
 
 Floats appear only here, to draw: every figure printed next to a chart comes from the
 exact Decimals of the report.
@@ -11,11 +12,17 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from gpuopt.core.lazy_import import LazyModule
 from gpuopt.orchestrator.report.fmt import pct, usd
 from gpuopt.orchestrator.report.model import WeeklyReport, percent
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+# matplotlib's modules, imported when the first chart is drawn (gpuopt --help stays fast).
+mpl_figure = LazyModule("matplotlib.figure")
+backend_agg = LazyModule("matplotlib.backends.backend_agg")
+mpl_ticker = LazyModule("matplotlib.ticker")
 
 DAILY = "daily-spend"
 VERSUS = "vs-on-demand"
@@ -52,16 +59,13 @@ def render_charts(report: WeeklyReport) -> dict[str, bytes]:
 
 
 def _figure(height_in: float) -> Figure:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(_WIDTH_IN, height_in), dpi=_DPI, layout="constrained")
+    fig: Figure = mpl_figure.Figure(figsize=(_WIDTH_IN, height_in), dpi=_DPI,
+                                    layout="constrained")
     return fig
 
 
 def _png(fig: Figure) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
+    backend_agg.FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", facecolor="white")
     return buf.getvalue()
@@ -98,9 +102,8 @@ def bar_label(amount: Decimal) -> str:
 
 
 def _dollars(ax: Any, axis: str, top: float) -> None:
-    from matplotlib.ticker import FuncFormatter
-
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(money_tick(top)))
+    formatter = mpl_ticker.FuncFormatter(money_tick(top))
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
 
 
 def daily_spend_png(report: WeeklyReport) -> bytes:

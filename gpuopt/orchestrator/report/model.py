@@ -7,15 +7,13 @@ GPU-hours are Decimals rounded to the micro-hour.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gpuopt.orchestrator.report.weeks import IsoWeek
-
-if TYPE_CHECKING:
-    from gpuopt.orchestrator.report.utilisation import Utilisation
 
 PCT_STEP = Decimal("0.1")
 HOURS_STEP = Decimal("0.000001")
@@ -149,8 +147,9 @@ class WeeklyReport:
     # of every figure above, summed here; None when there were none this week.
     simulated: WeekSummary | None = None
     simulated_jobs: tuple[str, ...] = ()  # their job ids
-    # What the GPU sampler measured (utilisation.py); None when nothing was measured
-    utilisation: Utilisation | None = None
+    # Figures sections worked out themselves from the week's ledger, by section name
+    # (sections/base.py: Section.collect), e.g. "utilisation".
+    collected: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def week(self) -> IsoWeek:
