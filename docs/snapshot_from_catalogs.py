@@ -42,14 +42,14 @@ PATH = REPO / "gpuopt" / "providers" / "snapshot_data.json"
 RECORDED = REPO / "docs" / "snapshot_catalogs" / "v8"
 # Older catalog versions, recorded where v8 has no file in the index (Azure): their rows
 # only fill gaps, never replace a row the snapshot already has (a newer version's).
-OLDER = {"v5": REPO / "docs" / "snapshot_catalogs" / "v5"}
+OLDER = {"v6": REPO / "docs" / "snapshot_catalogs" / "v6"}
 READ = "2026-12-03"
 BUDGET_BYTES = 400_000
 # The commit each recorded file was read at (docs/snapshot_catalogs/README.md).
 COMMITS = {"aws": "00148f2a", "gcp": "006059e0", "lambda": "0f407038", "runpod": "01acdfd4",
            "vast": "01b8cdda", "nebius": "0082b043", "oci": "05887511", "cudo": "113567a7"}
-OLDER_COMMITS = {("v5", "azure"): "3f5f6971"}
-OLDER_READ = {"v5": "2026-12-04"}
+OLDER_COMMITS = {("v6", "azure"): "098741e7"}
+OLDER_READ = {"v6": "2026-12-04"}
 NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no price history "
         "yet. Each price names the public list or SkyPilot catalog file it was read from, "
         "dated by that source (docs/prices.md); a figure gpuopt could not read from a "

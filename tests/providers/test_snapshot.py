@@ -120,7 +120,7 @@ def test_no_spot_row_is_an_illustrative_figure_where_a_real_one_was_read() -> No
 
 
 def test_azure_rows_span_the_us_regions_with_the_size_tables_gpus() -> None:
-    """The recorded v5 Azure rows (docs/snapshot_catalogs/v5/azure) fill every US region
+    """The recorded v6 Azure rows (docs/snapshot_catalogs/v6/azure) fill every US region
     the catalog file prices; gpuopt's size table names the GPU and count (SkyPilot calls
     NC A100 v4's PCIe card "A100-80GB" and gives ND96isr_H100_v5 12 GPUs)."""
     snap = load_snapshot()
@@ -134,7 +134,7 @@ def test_azure_rows_span_the_us_regions_with_the_size_tables_gpus() -> None:
     nd = next(o for o in azure if o.instance_type == "Standard_ND96isr_H100_v5"
               and o.region == "westus")
     assert (nd.gpu, nd.gpu_count, nd.price_per_hour) == ("H100", 8, Decimal("127.816"))
-    assert "catalogs/v5/azure/vms.csv (commit 3f5f6971)" in snap.sources[nd.key]
+    assert "catalogs/v6/azure/vms.csv (commit 098741e7)" in snap.sources[nd.key]
 
 
 # A label names where the figure was read (SkyPilot's catalog file and commit, or the
