@@ -40,11 +40,16 @@ from gpuopt.providers.snapshot import load_snapshot, snapshot_document
 REPO = Path(__file__).resolve().parents[1]
 PATH = REPO / "gpuopt" / "providers" / "snapshot_data.json"
 RECORDED = REPO / "docs" / "snapshot_catalogs" / "v8"
+# Older catalog versions, recorded where v8 has no file in the index (Azure): their rows
+# only fill gaps, never replace a row the snapshot already has (a newer version's).
+OLDER = {"v6": REPO / "docs" / "snapshot_catalogs" / "v6"}
 READ = "2026-12-03"
 BUDGET_BYTES = 400_000
 # The commit each recorded file was read at (docs/snapshot_catalogs/README.md).
 COMMITS = {"aws": "00148f2a", "gcp": "006059e0", "lambda": "0f407038", "runpod": "01acdfd4",
            "vast": "01b8cdda", "nebius": "0082b043", "oci": "05887511", "cudo": "113567a7"}
+OLDER_COMMITS = {("v6", "azure"): "098741e7"}
+OLDER_READ = {"v6": "2026-12-04"}
 NOTE = ("Embedded fallback prices (USD per instance-hour) for machines with no price history "
         "yet. Each price names the public list or SkyPilot catalog file it was read from, "
         "dated by that source (docs/prices.md); a figure gpuopt could not read from a "
@@ -57,11 +62,12 @@ UNDATED = "commit date unknown offline: dated by the day read"
 _DATED = re.compile(r"\b(?:as of|read) (20\d\d-\d\d-\d\d)\b")
 
 
-def _label(cloud: str, offer: Offer, commit: str | None) -> str:
+def _label(cloud: str, offer: Offer, commit: str | None, version: str = "v8",
+           read: str = READ) -> str:
     where = f"commit {commit}" if commit else "a local copy"
     column = "SpotPrice" if offer.market is Market.SPOT else "on-demand Price"
-    text = (f"SkyPilot catalog skypilot-org/skypilot-catalog catalogs/v8/{cloud}/vms.csv "
-            f"({where}), {column} column, read {READ}")
+    text = (f"SkyPilot catalog skypilot-org/skypilot-catalog catalogs/{version}/{cloud}/vms.csv "
+            f"({where}), {column} column, read {read}")
     if cloud == "gcp":
         text += "; host row + accelerator row, as SkyPilot adds them"
     if cloud == "aws" and offer.zone:
@@ -143,6 +149,19 @@ def main() -> None:
         for o in parsed.offers:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
         print(f"{f.cloud}: {len(parsed.offers)} offers from {parsed.rows} rows")
+    if recorded:
+        have = {o.key for o in snap.offers} | set(new)
+        for version, root in OLDER.items():
+            day = datetime.fromisoformat(OLDER_READ[version]).replace(tzinfo=UTC)
+            for f in catalog_files(root)[0]:
+                parsed = parse_catalog(get_cloud(f.cloud), f.path.read_text(encoding="utf-8"),
+                                       str(f.path), day, "snapshot")
+                gaps = [o for o in parsed.offers if o.key not in have]
+                for o in gaps:
+                    new[o.key] = (o, _label(f.cloud, o, OLDER_COMMITS[(version, f.cloud)],
+                                            version, OLDER_READ[version]))
+                print(f"{f.cloud} ({version}): {len(gaps)} offers new of {len(parsed.offers)} "
+                      f"from {parsed.rows} rows")
     for key, row in _zonal_from_medians(snap.offers, read_at).items():
         new.setdefault(key, row)  # a row read from a recorded file wins
     zonal_spot = {(o.cloud, o.region, o.instance_type) for o, _t in new.values()

@@ -56,6 +56,10 @@ def _host(host: str, accelerator: str, count: int) -> str:
     return host
 
 
+def _no_size(instance_type: str) -> tuple[str, int] | None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Cloud:
     name: str  # as written in job.yaml, the configuration and the store
@@ -122,6 +126,10 @@ class Cloud:
     # False for a zone SkyPilot cannot place a cluster in (AWS Local and Wavelength
     # Zones): its prices are left out wherever a catalog is read.
     placeable_zone: Callable[[str, str | None], bool] = _any_zone
+    # The GPU (gpuopt's name) and count the cloud's own size table gives an instance
+    # type, which win over a SkyPilot catalog row's (Azure: SkyPilot calls NC A100 v4's
+    # PCIe card "A100-80GB" and gives ND96isr_H100_v5 12 GPUs, not 8). None: the row's.
+    known_size: Callable[[str], tuple[str, int] | None] = _no_size
 
     @property
     def has_adapter(self) -> bool:
@@ -201,6 +209,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
             skypilot_gpu_info_is_name=True,
             fabrics=azure.FABRICS,
             skypilot_row_extras=azure.skypilot_row_extras,
+            known_size=azure.known_size,
             # Azure Resource Manager error codes (learn.microsoft.com: virtual-machines/
             # allocation-failure, azure-resource-manager/troubleshooting/error-sku-not-available)
             capacity_error_codes=("SkuNotAvailable", "AllocationFailed", "ZonalAllocationFailed",

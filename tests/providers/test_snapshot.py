@@ -114,8 +114,27 @@ def test_no_spot_row_is_an_illustrative_figure_where_a_real_one_was_read() -> No
     azure_spot = [o for o in snap.offers if o.cloud == "azure" and o.market is Market.SPOT]
     assert azure_spot
     assert all("illustrative" not in snap.sources[o.key] for o in azure_spot)
-    t4 = next(o for o in azure_spot if o.instance_type == "Standard_NC4as_T4_v3")
-    assert t4.price_per_hour == Decimal("0.062699")
+    t4 = {o.region: o.price_per_hour for o in azure_spot
+          if o.instance_type == "Standard_NC4as_T4_v3"}
+    assert t4["eastus"] == Decimal("0.062699")
+
+
+def test_azure_rows_span_the_us_regions_with_the_size_tables_gpus() -> None:
+    """The recorded v6 Azure rows (docs/snapshot_catalogs/v6/azure) fill every US region
+    the catalog file prices; gpuopt's size table names the GPU and count (SkyPilot calls
+    NC A100 v4's PCIe card "A100-80GB" and gives ND96isr_H100_v5 12 GPUs)."""
+    snap = load_snapshot()
+    azure = [o for o in snap.offers if o.cloud == "azure"]
+    assert {o.region for o in azure} >= {"centralus", "eastus", "eastus2", "northcentralus",
+                                         "southcentralus", "westus", "westus2", "westus3"}
+    westus3 = {(o.instance_type, o.market): o for o in azure if o.region == "westus3"}
+    nc24 = westus3[("Standard_NC24ads_A100_v4", Market.SPOT)]
+    assert (nc24.gpu, nc24.gpu_count, nc24.price_per_hour) == \
+        ("A100-80GB-PCIe", 1, Decimal("0.40403"))
+    nd = next(o for o in azure if o.instance_type == "Standard_ND96isr_H100_v5"
+              and o.region == "westus")
+    assert (nd.gpu, nd.gpu_count, nd.price_per_hour) == ("H100", 8, Decimal("127.816"))
+    assert "catalogs/v6/azure/vms.csv (commit 098741e7)" in snap.sources[nd.key]
 
 
 # A label names where the figure was read (SkyPilot's catalog file and commit, or the

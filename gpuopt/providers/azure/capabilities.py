@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from gpuopt.providers.azure.catalog import SIZES
 from gpuopt.providers.fabric import Fabric
 
 _ND_A100 = ("https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/"
@@ -25,3 +26,10 @@ FABRICS: Mapping[str, Fabric] = MappingProxyType({
 def skypilot_row_extras(instance_type: str) -> dict[str, str]:
     """The columns of a SkyPilot Azure catalog row beyond the common ones."""
     return {"Generation": "V1,V2"}
+
+
+def known_size(instance_type: str) -> tuple[str, int] | None:
+    """The GPU and count of an Azure size gpuopt's size table knows (providers/azure/
+    catalog.py), or None."""
+    size = SIZES.get(instance_type)
+    return (size.gpu, size.gpu_count) if size is not None else None

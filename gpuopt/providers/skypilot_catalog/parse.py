@@ -223,6 +223,13 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
     places: dict[tuple[str, str, Market], dict[str, tuple[Decimal, _Row, str]]] = {}
     for row in rows:
         gpu = catalog_gpu(cloud.name, row.accelerator, row.memory_mib, row.instance_type)
+        known = cloud.known_size(row.instance_type)
+        if gpu is not None and known is not None:  # the cloud's own size table wins
+            gpu, count = known
+            if count != row.count:
+                skipped[f"GPU count {row.count} corrected to {count} (the cloud's size "
+                        f"table)"] += 1
+                row = replace(row, count=count)
         if gpu is None:
             skipped[f"GPU not in the hardware table: {row.accelerator}"] += 1
             continue

@@ -237,3 +237,27 @@ def test_aws_local_and_wavelength_zones_are_left_out() -> None:
     assert zones and all(is_standard_zone(o.region, o.zone) for o in parsed.offers)
     assert "use1-az2" in zones and "use1-atl2-az1" not in zones
     assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 3
+
+
+def test_azure_size_table_names_gpu_and_count_over_the_catalog_row() -> None:
+    """SkyPilot's Azure rows (verbatim, catalogs/v6/azure/vms.csv) call NC A100 v4's PCIe
+    card "A100-80GB" and give ND96isr_H100_v5 12 GPUs; gpuopt's size table wins, and a
+    size it does not know keeps the row's own GPU and count."""
+    text = (
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,"
+        "SpotPrice,Region,Generation\n"
+        "Standard_NC24ads_A100_v4,A100-80GB,1,24.0,220,A100-80GB,3.673,0.40403,westus3,V2\n"
+        "Standard_ND96isr_H100_v5,H100,12,96.0,1900,H100,127.816,127.816,westus,V2\n"
+        'Standard_NV36ads_A10_v5,A10,1,36.0,440,A10,3.2,0.8,eastus,"V1,V2"\n')
+    parsed = parse_catalog(get_cloud("azure"), text, "azure/vms.csv",
+                           datetime(2026, 12, 4, tzinfo=UTC), "test")
+    got = {(o.instance_type, o.market): (o.gpu, o.gpu_count, o.price_per_hour)
+           for o in parsed.offers}
+    assert got[("Standard_NC24ads_A100_v4", Market.SPOT)] == \
+        ("A100-80GB-PCIe", 1, Decimal("0.40403"))
+    assert got[("Standard_ND96isr_H100_v5", Market.ON_DEMAND)] == \
+        ("H100", 8, Decimal("127.816"))
+    assert ("Standard_ND96isr_H100_v5", Market.SPOT) not in got  # spot == on-demand
+    assert got[("Standard_NV36ads_A10_v5", Market.ON_DEMAND)] == ("A10", 1, Decimal("3.2"))
+    assert parsed.skipped["GPU count 12 corrected to 8 (the cloud's size table)"] == 1
+    assert get_cloud("aws").known_size("p5.48xlarge") is None
