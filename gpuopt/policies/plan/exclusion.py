@@ -1,6 +1,6 @@
 """Why a GPU model has no placement: checked on its best offer (the lowest expected cost
-over its counts that fit), in the order budget, hourly cap, deadline, memory, avoided
-places, no offer."""
+over its counts that fit): no offer, memory, then every limit it misses (budget, hourly
+cap, deadline), then avoided places."""
 
 from __future__ import annotations
 
@@ -115,17 +115,23 @@ def best_offer(name: str, found: ModelSearch, spec: JobSpec, index: OfferIndex,
 
 def limit_missed(best: BestOffer, spec: JobSpec, ctx: PlacementContext,
                  budget: Decimal | None) -> str | None:
-    """The first limit the best placement misses: budget, hourly cap, deadline."""
+    """Every limit the best placement misses, in the order budget, hourly cap, deadline
+    (all of them: raising the budget of a GPU that also misses the deadline would not
+    place it, so the user is told both)."""
     cfg, offer = best.config, best.offer
     where = f"{best.shape} {offer.market.value} {offer.cloud}"
     price = offer.price_per_hour * cfg.nodes
     cap = spec.resources.max_price_per_hour
+    missed: list[str] = []
     if budget is not None and best.cost > budget:
-        return (f"over the budget: {money_up(best.cost)} at best ({where}), "
-                f"{money(budget)} left")
+        missed.append(f"over the budget: {money_up(best.cost)} at best ({where}), "
+                      f"{money(budget)} left")
     if cap is not None and price > cap:
-        return f"over the hourly cap: ${price}/h at best ({where}), cap ${cap}/h"
-    return deadline_missed(best, spec, ctx)
+        missed.append(f"over the hourly cap: ${price}/h at best ({where}), cap ${cap}/h")
+    late = deadline_missed(best, spec, ctx)
+    if late is not None:
+        missed.append(late)
+    return "; and ".join(missed) if missed else None
 
 
 def deadline_missed(best: BestOffer, spec: JobSpec, ctx: PlacementContext) -> str | None:

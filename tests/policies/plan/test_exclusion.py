@@ -55,6 +55,17 @@ def test_over_the_budget_then_the_cap_then_the_deadline() -> None:
         "cannot meet the deadline even on-demand: needs ")
 
 
+def test_every_missed_limit_is_said_not_only_the_first() -> None:
+    # over the budget AND past the deadline: raising the budget alone would not place it
+    spec = job("resources:\n  gpus: [L4]\n  spot: never\n  max_price_per_hour: 0.5\n")
+    soon = ctx(deadline_at=NOW + timedelta(minutes=1))
+    text = reason(spec, [offer("L4", 1, "0.8")], "L4", soon, [1], Decimal("0.01"))
+    budget, cap, deadline = text.split("; and ")
+    assert budget.startswith("over the budget: ")
+    assert cap == "over the hourly cap: $0.8/h at best (L4 x1 on-demand aws), cap $0.5/h"
+    assert deadline.startswith("cannot meet the deadline even on-demand: needs ")
+
+
 def test_avoided_places_are_said_when_nothing_else_binds() -> None:
     spec = job("resources:\n  gpus: [L4]\n  spot: never\n")
     avoid = ctx(avoid=frozenset({Place("aws", "us-east-1")}))
