@@ -141,6 +141,7 @@ def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
 
 
 def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
+    # torchtune quantizes without PEFT (16-bit stream, no LoRA dropout, separate q/k/v).
     # Hand count, Llama-2-7B (h 4096, i 11008, 32 layers), 512 tokens, no checkpointing:
     # PEFT's fp32 norms make each of q, k, v and gate, up keep its own 16-bit cast of the
     # norm output (+2 copies + 1 copy of 2h bytes) and the 4-bit MLP projections return
@@ -148,15 +149,29 @@ def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
     h, i, tokens, layers = 4096, 11008, 512, 32
     common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
     peft = estimate_memory(L7, _w(**common, framework="hf")).components["activations"]
-    litgpt = estimate_memory(L7, _w(**common, framework="litgpt")).components["activations"]
+    tune = estimate_memory(L7, _w(**common, framework="torchtune")).components["activations"]
     per_token_layer = 3 * 2 * h + 3 * 2 * i
-    assert peft - litgpt == (layers + 1) * tokens * per_token_layer  # + the block in backward
+    assert peft - tune == (layers + 1) * tokens * per_token_layer  # + the block in backward
     # with checkpointing only the block inputs stay: the fp32 residual stream, 4 bytes
     gc = {**common, "gradient_checkpointing": True}
     peft = estimate_memory(L7, _w(**gc, framework="hf")).components["activations"]
-    litgpt = estimate_memory(L7, _w(**gc, framework="litgpt")).components["activations"]
-    assert peft - litgpt == layers * tokens * h * 2 + tokens * per_token_layer
+    tune = estimate_memory(L7, _w(**gc, framework="torchtune")).components["activations"]
+    assert peft - tune == layers * tokens * h * 2 + tokens * per_token_layer
     # 16-bit LoRA is not affected
     lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
     assert (estimate_memory(L7, _w(**lora, framework="hf")).components["activations"]
-            == estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"])
+            == estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"])
+
+
+def test_litgpt_lora_keeps_the_dropped_input_and_the_fused_qkv_output() -> None:
+    # Hand count, Llama-2-7B (h 4096, MHA), rank 8 on q and v, 512 tokens, bf16:
+    # litgpt's LoRAQKVLinear drops its input once for q and v (a 2-byte copy + a 1-byte
+    # mask, replacing the 2-byte input the adapter would keep), and v reaches the
+    # attention kernel as a view of the fused qkv output, which stays beside the roped
+    # q and k (+2h + 2h bytes).
+    h, tokens, layers = 4096, 512, 32
+    lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
+    lit = estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"]
+    tune = estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"]
+    per_token_layer = (2 + 1 - 2) * h + 4 * h
+    assert lit - tune == (layers + 1) * tokens * per_token_layer

@@ -107,6 +107,8 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             workload.lora_rank, workload.flash_attention, workload.checkpointing,
             training.peft_fp32_stream(precision, workload.framework),
             offload=workload.offload == "activations",
+            lora_dropout=workload.framework in training.LORA_DROPOUT_FRAMEWORKS,
+            fused_qkv=workload.framework in training.FUSED_QKV_FRAMEWORKS,
         )
         parts["logits"] = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,

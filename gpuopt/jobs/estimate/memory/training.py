@@ -129,15 +129,64 @@ def zero3_gather_bytes(arch: Architecture) -> float:
     return ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM * largest
 
 
-def _saves_input(module: str, method: str, precision: str, targets: tuple[str, ...]) -> bool:
+def _saves_input(module: str, method: str, precision: str, targets: tuple[str, ...],
+                 lora_dropout: bool = False) -> bool:
     """Does autograd keep this linear's input for backward?
 
     Full fine-tuning: yes (weight gradient). Frozen 16-bit weights: no (PyTorch saves
     only what the requested gradients need). Quantized frozen weights: yes, bitsandbytes'
     MatMul4Bit / MatMul8bitLt save their input A whenever it needs a gradient. LoRA
-    targets: the adapter's A matrix needs the input.
+    targets: the adapter's A matrix needs the input, unless LoRA dropout is on, when A
+    keeps the dropped copy instead (counted by :func:`lora_dropout_bytes`).
     """
-    return method == "full" or precision in QUANTIZED or module in targets
+    if method == "full" or precision in QUANTIZED:
+        return True
+    return module in targets and not lora_dropout
+
+
+# Frameworks whose LoRA applies dropout to the adapter's input by default. litgpt:
+# finetune/lora.py `lora_dropout: float = 0.05` (and `lora_dropout = 0.05` in the
+# 2023 lit-gpt script the resource tables ran, commit 8641822). torchtune's recipe
+# configs set `lora_dropout: 0.0`, PEFT's LoraConfig defaults to 0.0, Unsloth
+# recommends 0: their adapters read the module's input itself.
+LORA_DROPOUT_FRAMEWORKS = frozenset({"litgpt"})
+# A dropout in training keeps its mask for backward, one byte per element
+# (at::native_dropout returns a bool mask, NativeDropoutBackward0 saves it).
+DROPOUT_MASK_BYTES = 1
+# Frameworks that compute q, k and v with one fused linear and split its output into
+# views: litgpt's CausalSelfAttention (`qkv = self.attn(x)` / `self.qkv(x)`, then
+# `qkv.split(...)` / `.view(...)`; lit_gpt/model.py at 8641822, litgpt/model.py now).
+# q and k are RoPE'd into new tensors (apply_rope + torch.cat), but v reaches the
+# attention kernel as a view of the fused output, and autograd saving a view keeps its
+# whole base alive: with as many kv heads as heads the fused output (q, k and v) stays
+# beside the roped q and k. With grouped kv heads litgpt expands k and v to every head
+# first (expand + reshape in 2023, repeat_interleave now): copies, q-sized each.
+FUSED_QKV_FRAMEWORKS = frozenset({"litgpt"})
+
+
+def dropout_modules(arch: Architecture, targets: tuple[str, ...],
+                    fused_qkv: bool = False) -> list[int]:
+    """Input widths of the LoRA modules that each drop their own copy of the input:
+    one per targeted module (PEFT, litgpt's LoRALinear), q/k/v targets sharing one
+    when the framework fuses them (litgpt's LoRAQKVLinear has one dropout)."""
+    widths: list[int] = []
+    qkv_seen = False
+    for m in resolve_targets(arch, targets):
+        if fused_qkv and {"q_proj", "k_proj", "v_proj"} & set(m.parts):
+            if qkv_seen:
+                continue
+            qkv_seen = True
+        widths.append(m.shape[0])
+    return widths
+
+
+def attention_kept_bytes(arch: Architecture, b: float, fused_qkv: bool) -> float:
+    """q, k and v as the attention kernel keeps them for backward, per token."""
+    if not fused_qkv:
+        return b * (arch.q_dim + 2 * arch.kv_dim)
+    if arch.kv_dim == arch.q_dim:  # v a view of the fused output + roped q and k
+        return b * (arch.q_dim + 2 * arch.kv_dim) + b * (arch.q_dim + arch.kv_dim)
+    return 3 * b * arch.q_dim  # roped q, k and v expanded to every head
 
 
 def layer_activation_bytes(
@@ -150,6 +199,8 @@ def layer_activation_bytes(
     rank: int,
     flash_attention: bool,
     fp32_stream: bool = False,
+    lora_dropout: bool = False,
+    fused_qkv: bool = False,
 ) -> float:
     """Activations one transformer block keeps for backward (one micro-batch).
 
@@ -162,14 +213,19 @@ def layer_activation_bytes(
     the norms' outputs are fp32, so (1) every 4-bit linear reading one makes and keeps
     its own 16-bit copy of it, and (2) the 4-bit MLP projections return fp32, so the
     MLP's intermediate tensors are kept in fp32.
+
+    ``lora_dropout``: each LoRA module keeps a dropped 16-bit copy of its input and the
+    dropout's mask (LORA_DROPOUT_FRAMEWORKS). ``fused_qkv``: see FUSED_QKV_FRAMEWORKS.
     """
     b = compute_bytes(precision)
     tok = seq * batch
     h, i = arch.hidden_size, arch.active_mlp_width
     lt = lora_targets(arch, targets) if method != "full" else ()
 
+    dropout = lora_dropout and bool(lt)
+
     def saves(m: str) -> bool:
-        return _saves_input(m, method, precision, lt)
+        return _saves_input(m, method, precision, lt, dropout)
 
     total: float = arch.norms_per_layer * NORM_SAVED_BYTES * h  # fp32 norm inputs
     mods = block_modules(arch)
@@ -188,7 +244,7 @@ def layer_activation_bytes(
             total += b * h * max(0, mlp_in - 1)
     if any(saves(m) for m in ("q_proj", "k_proj", "v_proj")):
         total += b * h  # normed input of q/k/v
-    total += b * (arch.q_dim + 2 * arch.kv_dim)  # q, k, v kept by the attention kernel
+    total += attention_kept_bytes(arch, b, fused_qkv)  # q, k, v kept by the attention kernel
     total += b * arch.q_dim  # attention output (kept by flash attention for backward)
     if saves("o_proj"):
         total += b * arch.q_dim  # re-laid-out input of o_proj
@@ -203,6 +259,9 @@ def layer_activation_bytes(
     if saves("down_proj"):
         total += b * i  # input of the down projection
     total += b * rank * len(resolve_targets(arch, targets)) if lt else 0.0  # LoRA A outputs
+    if dropout:  # each LoRA module's dropped input copy and its mask
+        total += sum((b + DROPOUT_MASK_BYTES) * w
+                     for w in dropout_modules(arch, targets, fused_qkv))
     total *= tok
     if not flash_attention:
         total += NON_FLASH_SCORE_BYTES * (b / 2) * arch.heads * seq * seq * batch
@@ -221,6 +280,8 @@ def activation_bytes(
     checkpointing: bool | str,
     fp32_stream: bool = False,
     offload: bool = False,
+    lora_dropout: bool = False,
+    fused_qkv: bool = False,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
@@ -234,7 +295,8 @@ def activation_bytes(
     mode = {True: "full", False: "none"}.get(checkpointing, checkpointing) \
         if isinstance(checkpointing, bool) else checkpointing
     per_layer = layer_activation_bytes(
-        arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream
+        arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream,
+        lora_dropout, fused_qkv,
     )
     stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
     block_input = stream * seq * batch * arch.hidden_size
