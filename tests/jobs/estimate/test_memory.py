@@ -6,7 +6,9 @@ from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES
 from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.memory.constants import ALLOCATOR_OVERHEAD
 from gpuopt.jobs.estimate.memory.inference import kv_cache_bytes
+from gpuopt.jobs.estimate.memory.training import zero3_gather_bytes
 from gpuopt.jobs.estimate.memory.weights import weight_bytes
 from gpuopt.jobs.spec import WorkloadSpec
 
@@ -92,7 +94,15 @@ def test_zero_stages_shard_progressively_and_ddp_does_not() -> None:
     assert ddp == estimate_memory(L7, _w(type="finetune", seq_len=512), 1).total_bytes
     z1, z2, z3 = total(zero_stage=1), total(zero_stage=2), total(zero_stage=3)
     assert ddp > z1 > z2 > z3
-    assert abs(total(fsdp=True) - z3) < 1e6
+    # FSDP's mixed precision shards the fp32 parameters, which are the master copy: no
+    # 16-bit shard beside them, as ZeRO-3 keeps (2 bytes/param over 8 GPUs, + allocator)
+    assert abs(z3 - total(fsdp=True) - 2 * L7.params / 8 * (1 + ALLOCATOR_OVERHEAD)) < 1e6
+
+
+def test_sharded_full_fine_tune_holds_the_largest_units_unsharded_gradient() -> None:
+    # the output projection's (vocab x hidden) bf16 gradient before its reduce-scatter
+    largest = L7.vocab_size * L7.hidden_size
+    assert zero3_gather_bytes(L7, 2.0) - zero3_gather_bytes(L7) == 2 * largest
 
 
 def test_tensor_parallel_inference_splits_weights() -> None:

@@ -124,9 +124,18 @@ def peft_fp32_stream(precision: str, framework: str) -> bool:
     return precision == "nf4" and framework in PEFT_FRAMEWORKS
 
 
-def zero3_gather_bytes(arch: Architecture) -> float:
+def zero3_gather_bytes(arch: Architecture, grad_bytes: float = 0.0) -> float:
+    """Unsharded parameters of the layer being computed and of the prefetched next one
+    (DeepSpeed's 4 bytes x largest layer), and, when the base weights train, that
+    layer's unsharded gradient before it is reduce-scattered (``grad_bytes`` per
+    parameter): FSDP2's post-backward hands the full-size `.grad` of every parameter of
+    the unit to foreach_reduce (torch/distributed/_composable/fsdp/_fsdp_collectives.py),
+    which only then scatters it to the shards. The largest unit is the vocabulary
+    embedding / output projection, which torchtune shards as units of their own
+    (`custom_sharded_layers: ['tok_embeddings', 'output']`, llama3_1/70B_full.yaml)
+    and whose backward runs first, while the last block is prefetched."""
     largest = max(arch.vocab_size * arch.hidden_size, largest_matrix(arch))
-    return ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM * largest
+    return (ZERO3_GATHER_BYTES_PER_LARGEST_LAYER_PARAM + grad_bytes) * largest
 
 
 def _saves_input(module: str, method: str, precision: str, targets: tuple[str, ...],
