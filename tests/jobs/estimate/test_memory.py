@@ -151,7 +151,7 @@ def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
 
 
 def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
-    # torchtune quantizes without PEFT (16-bit stream, no LoRA dropout, separate q/k/v).
+    # Unsloth runs bitsandbytes without PEFT's upcast (16-bit stream, no LoRA dropout).
     # Hand count, Llama-2-7B (h 4096, i 11008, 32 layers), 512 tokens, no checkpointing:
     # PEFT's fp32 norms make each of q, k, v and gate, up keep its own 16-bit cast of the
     # norm output (+2 copies + 1 copy of 2h bytes) and the 4-bit MLP projections return
@@ -159,18 +159,18 @@ def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
     h, i, tokens, layers = 4096, 11008, 512, 32
     common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
     peft = estimate_memory(L7, _w(**common, framework="hf")).components["activations"]
-    tune = estimate_memory(L7, _w(**common, framework="torchtune")).components["activations"]
+    other = estimate_memory(L7, _w(**common, framework="unsloth")).components["activations"]
     per_token_layer = 3 * 2 * h + 3 * 2 * i
-    assert peft - tune == (layers + 1) * tokens * per_token_layer  # + the block in backward
+    assert peft - other == (layers + 1) * tokens * per_token_layer  # + the block in backward
     # with checkpointing only the block inputs stay: the fp32 residual stream, 4 bytes
     gc = {**common, "gradient_checkpointing": True}
     peft = estimate_memory(L7, _w(**gc, framework="hf")).components["activations"]
-    tune = estimate_memory(L7, _w(**gc, framework="torchtune")).components["activations"]
-    assert peft - tune == layers * tokens * h * 2 + tokens * per_token_layer
+    other = estimate_memory(L7, _w(**gc, framework="unsloth")).components["activations"]
+    assert peft - other == layers * tokens * h * 2 + tokens * per_token_layer
     # 16-bit LoRA is not affected
     lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
     assert (estimate_memory(L7, _w(**lora, framework="hf")).components["activations"]
-            == estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"])
+            == estimate_memory(L7, _w(**lora, framework="unsloth")).components["activations"])
 
 
 def test_litgpt_lora_keeps_the_dropped_input_and_the_fused_qkv_output() -> None:
@@ -185,3 +185,14 @@ def test_litgpt_lora_keeps_the_dropped_input_and_the_fused_qkv_output() -> None:
     tune = estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"]
     per_token_layer = (2 + 1 - 2) * h + 4 * h
     assert lit - tune == (layers + 1) * tokens * per_token_layer
+
+
+def test_torchao_nf4_base_linears_keep_no_input() -> None:
+    # Llama-2-7B QLoRA on q and v, 512 tokens: bitsandbytes (Unsloth) keeps the input of
+    # o_proj, of gate/up and of down_proj for backward; torchtune's torchao linear_nf4
+    # keeps only the 4-bit weight (q/k/v's input stays: the adapters read it)
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    q = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    bnb = estimate_memory(L7, _w(**q, framework="unsloth")).components["activations"]
+    tao = estimate_memory(L7, _w(**q, framework="torchtune")).components["activations"]
+    assert bnb - tao == (layers + 1) * tokens * 2 * (h + h + i)

@@ -118,6 +118,8 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             offload=workload.offload == "activations",
             lora_dropout=workload.framework in training.LORA_DROPOUT_FRAMEWORKS,
             fused_qkv=workload.framework in training.FUSED_QKV_FRAMEWORKS,
+            quantized_saves_input=(workload.framework
+                                   not in training.QUANT_LINEAR_SAVES_WEIGHT_ONLY),
         )
         parts["logits"] = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,

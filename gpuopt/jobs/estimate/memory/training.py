@@ -139,18 +139,29 @@ def zero3_gather_bytes(arch: Architecture, grad_bytes: float = 0.0) -> float:
 
 
 def _saves_input(module: str, method: str, precision: str, targets: tuple[str, ...],
-                 lora_dropout: bool = False) -> bool:
+                 lora_dropout: bool = False, quantized_saves_input: bool = True) -> bool:
     """Does autograd keep this linear's input for backward?
 
     Full fine-tuning: yes (weight gradient). Frozen 16-bit weights: no (PyTorch saves
-    only what the requested gradients need). Quantized frozen weights: yes, bitsandbytes'
-    MatMul4Bit / MatMul8bitLt save their input A whenever it needs a gradient. LoRA
-    targets: the adapter's A matrix needs the input, unless LoRA dropout is on, when A
-    keeps the dropped copy instead (counted by :func:`lora_dropout_bytes`).
+    only what the requested gradients need). Quantized frozen weights: with
+    bitsandbytes yes, MatMul4Bit / MatMul8bitLt save their input A whenever it needs a
+    gradient; with torchao's NF4 no (``quantized_saves_input`` False, see
+    QUANT_LINEAR_SAVES_WEIGHT_ONLY). LoRA targets: the adapter's A matrix needs the
+    input, unless LoRA dropout is on, when A keeps the dropped copy instead (counted
+    apart, see LORA_DROPOUT_FRAMEWORKS).
     """
-    if method == "full" or precision in QUANTIZED:
+    if method == "full" or (precision in QUANTIZED and quantized_saves_input):
         return True
     return module in targets and not lora_dropout
+
+
+# Frameworks whose 4-bit base linears keep only the weight for backward: torchtune's
+# FrozenNF4Linear runs torchao's linear_nf4, an autograd.Function whose forward keeps
+# `ctx.nf4_weight = weight` and not its input (torchao/dtypes/nf4tensor.py, LinearNF4;
+# torchtune's QLoRA tutorial: "only the 4-bit parameter will be stored for gradient
+# computation"). PEFT, litgpt (Lightning's bitsandbytes plugin) and Unsloth run
+# bitsandbytes' MatMul4Bit, which keeps the input too.
+QUANT_LINEAR_SAVES_WEIGHT_ONLY = frozenset({"torchtune"})
 
 
 # Frameworks whose LoRA applies dropout to the adapter's input by default. litgpt:
@@ -210,6 +221,7 @@ def layer_activation_bytes(
     fp32_stream: bool = False,
     lora_dropout: bool = False,
     fused_qkv: bool = False,
+    quantized_saves_input: bool = True,
 ) -> float:
     """Activations one transformer block keeps for backward (one micro-batch).
 
@@ -234,7 +246,7 @@ def layer_activation_bytes(
     dropout = lora_dropout and bool(lt)
 
     def saves(m: str) -> bool:
-        return _saves_input(m, method, precision, lt, dropout)
+        return _saves_input(m, method, precision, lt, dropout, quantized_saves_input)
 
     total: float = arch.norms_per_layer * NORM_SAVED_BYTES * h  # fp32 norm inputs
     mods = block_modules(arch)
@@ -291,6 +303,7 @@ def activation_bytes(
     offload: bool = False,
     lora_dropout: bool = False,
     fused_qkv: bool = False,
+    quantized_saves_input: bool = True,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
@@ -305,7 +318,7 @@ def activation_bytes(
         if isinstance(checkpointing, bool) else checkpointing
     per_layer = layer_activation_bytes(
         arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream,
-        lora_dropout, fused_qkv,
+        lora_dropout, fused_qkv, quantized_saves_input,
     )
     stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
     block_input = stream * seq * batch * arch.hidden_size
