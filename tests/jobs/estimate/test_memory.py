@@ -196,3 +196,18 @@ def test_torchao_nf4_base_linears_keep_no_input() -> None:
     bnb = estimate_memory(L7, _w(**q, framework="unsloth")).components["activations"]
     tao = estimate_memory(L7, _w(**q, framework="torchtune")).components["activations"]
     assert bnb - tao == (layers + 1) * tokens * 2 * (h + h + i)
+
+
+def test_torchtitan_selective_checkpointing_is_per_op() -> None:
+    # Llama-3.1-8B (h 4096, q 4096, kv 1024, i 14336), 32 layers, 1 x 1024 tokens, bf16:
+    # torchtitan's op policy keeps the outputs of wq, wv, w1, w2 (every second matmul
+    # recomputed), the attention output and the block input; + one block recomputed
+    arch = ARCHITECTURES["llama-3.1-8b"]
+    tokens = 1024
+    w = {"type": "finetune", "method": "full", "batch_size": 1, "seq_len": tokens,
+         "gradient_checkpointing": "selective", "fsdp": True}
+    titan = estimate_memory(arch, _w(**w, framework="torchtitan"), 8).components["activations"]
+    kept = 2 * (4096 + 1024 + 14336 + 4096 + 4096 + 4096) * tokens * 32
+    block = estimate_memory(arch, _w(**{**w, "gradient_checkpointing": "none"},
+                                     framework="torchtitan"), 8).components["activations"] / 33
+    assert abs(titan - kept - block) < 64

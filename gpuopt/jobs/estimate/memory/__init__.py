@@ -120,6 +120,7 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             fused_qkv=workload.framework in training.FUSED_QKV_FRAMEWORKS,
             quantized_saves_input=(workload.framework
                                    not in training.QUANT_LINEAR_SAVES_WEIGHT_ONLY),
+            op_sac=workload.framework in training.OP_SAC_FRAMEWORKS,
         )
         parts["logits"] = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,

@@ -304,15 +304,17 @@ def activation_bytes(
     lora_dropout: bool = False,
     fused_qkv: bool = False,
     quantized_saves_input: bool = True,
+    op_sac: bool = False,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
     With gradient checkpointing (full recomputation) only each block's input stays,
     2*s*b*h bytes at 16-bit (Korthikanti et al. 2022, section 4.2), and one block is
     recomputed at a time; 4*s*b*h with ``fp32_stream`` (the residual stream is fp32).
-    Selective (torchtitan's default `selective` AC, every other block): half the blocks
-    keep everything, half only their input. Offloaded activations: what is kept stays
-    on the host but OFFLOADED_RESIDENT_BLOCKS blocks' worth.
+    Selective: every other block checkpointed (half the blocks keep everything, half
+    only their input: torchtitan's `selective_ac_option = '2'`), or with ``op_sac``
+    torchtitan's op-level policy (see OP_SAC_FRAMEWORKS). Offloaded activations: what is
+    kept stays on the host but OFFLOADED_RESIDENT_BLOCKS blocks' worth.
     """
     mode = {True: "full", False: "none"}.get(checkpointing, checkpointing) \
         if isinstance(checkpointing, bool) else checkpointing
@@ -325,6 +327,8 @@ def activation_bytes(
     kept: float
     if mode == "full":
         kept = arch.layers * block_input
+    elif mode == "selective" and op_sac:
+        kept = arch.layers * op_sac_block_bytes(arch, compute_bytes(precision)) * seq * batch
     elif mode == "selective":
         half = arch.layers // 2
         kept = half * block_input + (arch.layers - half) * per_layer
@@ -334,6 +338,22 @@ def activation_bytes(
         unit = block_input if mode == "full" else per_layer
         kept = min(kept, OFFLOADED_RESIDENT_BLOCKS * unit)
     return kept + per_layer  # + the block being (re)computed / back-propagated
+
+
+# Frameworks whose `selective` activation checkpointing is per op: torchtitan's default
+# (train_configs/llama3_8b.toml `selective_ac_option = 'op'`; parallelize_llama.py
+# `_save_list` and `_custom_policy`, "Saves output of all compute ops, except every
+# second mm") keeps, per block, the outputs of the 1st, 3rd, 5th ... matmul, the
+# attention kernel's output and the block's input, and recomputes everything else.
+OP_SAC_FRAMEWORKS = frozenset({"torchtitan"})
+
+
+def op_sac_block_bytes(arch: Architecture, b: float) -> float:
+    """Bytes per token one block keeps under torchtitan's op-level SAC: the odd-numbered
+    matmul outputs in forward order (wq, wv, w1, w2 for a Llama block), the attention
+    output and the block input."""
+    outs = [m.shape[1] for m in block_modules(arch)]
+    return b * (sum(outs[0::2]) + arch.q_dim + arch.hidden_size)
 
 
 # torchtitan's train step drops the model's logits before backward (train.py: `del
