@@ -211,3 +211,14 @@ def test_torchtitan_selective_checkpointing_is_per_op() -> None:
     block = estimate_memory(arch, _w(**{**w, "gradient_checkpointing": "none"},
                                      framework="torchtitan"), 8).components["activations"] / 33
     assert abs(titan - kept - block) < 64
+
+
+def test_torch_compile_recomputes_the_norms_upcast_and_the_silu() -> None:
+    # Llama-2-7B full fine-tune, 512 tokens, no checkpointing: compiled, each of the two
+    # norms keeps its 2-byte input instead of the 4-byte upcast, and the SwiGLU's silu
+    # output (2 bytes x i) is recomputed
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    w = {"type": "finetune", "method": "full", "batch_size": 1, "seq_len": tokens}
+    eager = estimate_memory(L7, _w(**w)).components["activations"]
+    compiled = estimate_memory(L7, _w(**w, torch_compile=True)).components["activations"]
+    assert eager - compiled == (layers + 1) * tokens * (2 * (4 - 2) * h + 2 * i)

@@ -121,6 +121,7 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             quantized_saves_input=(workload.framework
                                    not in training.QUANT_LINEAR_SAVES_WEIGHT_ONLY),
             op_sac=workload.framework in training.OP_SAC_FRAMEWORKS,
+            compiled=workload.torch_compile,
         )
         parts["logits"] = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,

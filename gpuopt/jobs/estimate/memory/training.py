@@ -222,6 +222,7 @@ def layer_activation_bytes(
     lora_dropout: bool = False,
     fused_qkv: bool = False,
     quantized_saves_input: bool = True,
+    compiled: bool = False,
 ) -> float:
     """Activations one transformer block keeps for backward (one micro-batch).
 
@@ -237,6 +238,7 @@ def layer_activation_bytes(
 
     ``lora_dropout``: each LoRA module keeps a dropped 16-bit copy of its input and the
     dropout's mask (LORA_DROPOUT_FRAMEWORKS). ``fused_qkv``: see FUSED_QKV_FRAMEWORKS.
+    ``compiled`` (torch.compile): see the note on the min-cut partitioner below.
     """
     b = compute_bytes(precision)
     tok = seq * batch
@@ -248,7 +250,8 @@ def layer_activation_bytes(
     def saves(m: str) -> bool:
         return _saves_input(m, method, precision, lt, dropout, quantized_saves_input)
 
-    total: float = arch.norms_per_layer * NORM_SAVED_BYTES * h  # fp32 norm inputs
+    norm_b = NORM_SAVED_BYTES if not compiled or fp32_stream else b
+    total: float = arch.norms_per_layer * norm_b * h  # the norms' (fp32) inputs
     mods = block_modules(arch)
     attn_in = sum(1 for m in mods if {"q_proj", "k_proj", "v_proj"} & set(m.parts))
     mlp_in = sum(1 for m in mods if {"gate_proj", "up_proj"} & set(m.parts))
@@ -274,7 +277,9 @@ def layer_activation_bytes(
     # Linear4bit returns its input's dtype (`.to(inp_dtype)`): fp32 from an fp32 norm
     mb = 4 if fp32_stream and precision in QUANTIZED else b
     if arch.gated_mlp:
-        total += 3 * mb * i  # gate out (silu input), up out, silu out (mul operands)
+        # gate out (silu input), up out, silu out (mul operands); compiled, the silu
+        # output is recomputed from the gate output in backward
+        total += (2 if compiled else 3) * mb * i
     else:
         total += mb * i  # fc1 output = GELU input
     if saves("down_proj"):
@@ -305,6 +310,7 @@ def activation_bytes(
     fused_qkv: bool = False,
     quantized_saves_input: bool = True,
     op_sac: bool = False,
+    compiled: bool = False,
 ) -> float:
     """Stored activations at the start of backward plus one block's backward working set.
 
@@ -320,7 +326,7 @@ def activation_bytes(
         if isinstance(checkpointing, bool) else checkpointing
     per_layer = layer_activation_bytes(
         arch, seq, batch, method, precision, targets, rank, flash_attention, fp32_stream,
-        lora_dropout, fused_qkv, quantized_saves_input,
+        lora_dropout, fused_qkv, quantized_saves_input, compiled,
     )
     stream = 4 if fp32_stream and precision in QUANTIZED else compute_bytes(precision)
     block_input = stream * seq * batch * arch.hidden_size
@@ -338,6 +344,15 @@ def activation_bytes(
         unit = block_input if mode == "full" else per_layer
         kept = min(kept, OFFLOADED_RESIDENT_BLOCKS * unit)
     return kept + per_layer  # + the block being (re)computed / back-propagated
+
+
+# torch.compile's backward graph keeps what its min-cut partitioner chooses
+# (torch/_functorch/partitioners.py, min_cut_rematerialization_partition): cheap
+# pointwise ops fused into their neighbours are recomputed in backward rather than
+# their outputs saved. In a block that is the norm's fp32 upcast (the 16-bit input and
+# the per-token rstd are kept instead of the fp32 input) and the SwiGLU's silu output
+# (recomputed from the gate projection's output). torchtune compiles each decoder
+# layer (`compile: True`, training.compile_model); torchtitan each block.
 
 
 # Frameworks whose `selective` activation checkpointing is per op: torchtitan's default
