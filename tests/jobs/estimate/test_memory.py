@@ -222,3 +222,16 @@ def test_torch_compile_recomputes_the_norms_upcast_and_the_silu() -> None:
     eager = estimate_memory(L7, _w(**w)).components["activations"]
     compiled = estimate_memory(L7, _w(**w, torch_compile=True)).components["activations"]
     assert eager - compiled == (layers + 1) * tokens * (2 * (4 - 2) * h + 2 * i)
+
+
+def test_pure_bf16_frameworks_keep_qlora_adapters_in_bf16() -> None:
+    # torchtune / litgpt make the adapters in the bf16 the 4-bit base computes in; PEFT
+    # keeps them in fp32 (autocast_adapter_dtype)
+    from gpuopt.jobs.estimate.memory.training import lora_params
+
+    q = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    n = lora_params(L7, ("q_proj", "v_proj"), 8)
+    tune = estimate_memory(L7, _w(**q, framework="torchtune")).components
+    peft = estimate_memory(L7, _w(**q, framework="hf")).components
+    assert (tune["adapters"], tune["gradients"], tune["optimizer"]) == (2 * n, 2 * n, 4 * n)
+    assert (peft["adapters"], peft["gradients"], peft["optimizer"]) == (4 * n, 4 * n, 8 * n)

@@ -73,7 +73,10 @@ def trainable_states(
     as it is computed, so at most the largest one is held. ``offload``: optimizer (or,
     with params, also the gradients) in host memory.
     """
-    sixteen = precision in ("bf16", "fp16")
+    # 4-bit / 8-bit bases compute in 16 bits: a pure-bf16 framework makes the adapters
+    # in that dtype too (torchtune's LoRALinear under the recipe's bf16 default dtype;
+    # litgpt under Lightning's bitsandbytes plugin's dtype context)
+    sixteen = precision in ("bf16", "fp16") or (method != "full" and precision in QUANTIZED)
     pure = sixteen and not master_weights
     if method == "full":
         n = arch.params
