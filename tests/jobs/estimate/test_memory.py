@@ -178,12 +178,13 @@ def test_litgpt_lora_keeps_the_dropped_input_and_the_fused_qkv_output() -> None:
     # litgpt's LoRAQKVLinear drops its input once for q and v (a 2-byte copy + a 1-byte
     # mask, replacing the 2-byte input the adapter would keep), and v reaches the
     # attention kernel as a view of the fused qkv output, which stays beside the roped
-    # q and k (+2h + 2h bytes).
+    # q and k (+2h + 2h bytes); zero_pad's index_copy keeps the adapter's q and v output
+    # (2 x 2h bytes).
     h, tokens, layers = 4096, 512, 32
     lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
     lit = estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"]
     tune = estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"]
-    per_token_layer = (2 + 1 - 2) * h + 4 * h
+    per_token_layer = (2 + 1 - 2) * h + 4 * h + 4 * h
     assert lit - tune == (layers + 1) * tokens * per_token_layer
 
 

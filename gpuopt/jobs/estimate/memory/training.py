@@ -203,6 +203,17 @@ def dropout_modules(arch: Architecture, targets: tuple[str, ...],
     return widths
 
 
+def fused_qkv_padded_lora_width(arch: Architecture, lora_parts: tuple[str, ...]) -> int:
+    """Width of the adapter output litgpt's LoRAQKVLinear scatters into the fused qkv
+    width when only some of q, k, v carry an adapter: `zero_pad` writes it with
+    index_copy, whose backward keeps its source (derivatives.yaml: `source:
+    grad.index_select(dim, index).expand_as(source)`), so that 16-bit output (after a
+    reshape copy in 2023's lit-gpt) stays for backward. All three, or none: 0."""
+    widths = {"q_proj": arch.q_dim, "k_proj": arch.kv_dim, "v_proj": arch.kv_dim}
+    on = [p for p in widths if p in lora_parts]
+    return 0 if len(on) in (0, 3) else sum(widths[p] for p in on)
+
+
 def attention_kept_bytes(arch: Architecture, b: float, fused_qkv: bool) -> float:
     """q, k and v as the attention kernel keeps them for backward, per token."""
     if not fused_qkv:
@@ -291,6 +302,8 @@ def layer_activation_bytes(
     if dropout:  # each LoRA module's dropped input copy and its mask
         total += sum((b + DROPOUT_MASK_BYTES) * w
                      for w in dropout_modules(arch, targets, fused_qkv))
+    if fused_qkv and lt:
+        total += b * fused_qkv_padded_lora_width(arch, lt)
     total *= tok
     if not flash_attention:
         total += NON_FLASH_SCORE_BYTES * (b / 2) * arch.heads * seq * seq * batch
