@@ -328,8 +328,8 @@ class WorkloadSpec(_Strict):
     lora_rank: int = Field(default=8, ge=1, le=65536)
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")  # PEFT's default for Llama
     optimizer: Annotated[Optimizer, BeforeValidator(_optimizer)] = "adamw"
-    # none; selective (torchtitan's default AC mode: every other block recomputed); full
-    # (every block; `true` means this)
+    # none; selective (every other block recomputed; with torchtitan its default per-op
+    # policy: memory/training.py OP_SAC_FRAMEWORKS); full (every block; `true` means this)
     gradient_checkpointing: Annotated[Checkpointing, BeforeValidator(_checkpointing)] = "none"
     # The loss over the vocabulary: full logits, chunked (torchtune, litgpt) or fused
     # with the lm_head (Liger, Unsloth); None: the framework's default (above)

@@ -17,12 +17,12 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'framework:llm-foundry': -0.017741,
     'framework:nemo': 0.039024,
     'framework:torchtitan': 0.008073,
-    'framework:torchtune': 0.13117,
+    'framework:torchtune': 0.131169,
     'generate_bitsandbytes': 0.04444,
     'inference_log2_tp': -0.065021,
     'serving': -0.03043,
-    'torch_compile': 0.131925,
-    'train': 0.126373,
+    'torch_compile': 0.131924,
+    'train': 0.126372,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({

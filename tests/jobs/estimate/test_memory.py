@@ -6,7 +6,9 @@ from typing import Any
 
 from gpuopt.jobs.architectures import ARCHITECTURES
 from gpuopt.jobs.estimate.memory import estimate_memory
+from gpuopt.jobs.estimate.memory.constants import ALLOCATOR_OVERHEAD
 from gpuopt.jobs.estimate.memory.inference import kv_cache_bytes
+from gpuopt.jobs.estimate.memory.training import zero3_gather_bytes
 from gpuopt.jobs.estimate.memory.weights import weight_bytes
 from gpuopt.jobs.spec import WorkloadSpec
 
@@ -92,7 +94,15 @@ def test_zero_stages_shard_progressively_and_ddp_does_not() -> None:
     assert ddp == estimate_memory(L7, _w(type="finetune", seq_len=512), 1).total_bytes
     z1, z2, z3 = total(zero_stage=1), total(zero_stage=2), total(zero_stage=3)
     assert ddp > z1 > z2 > z3
-    assert abs(total(fsdp=True) - z3) < 1e6
+    # FSDP's mixed precision shards the fp32 parameters, which are the master copy: no
+    # 16-bit shard beside them, as ZeRO-3 keeps (2 bytes/param over 8 GPUs, + allocator)
+    assert abs(z3 - total(fsdp=True) - 2 * L7.params / 8 * (1 + ALLOCATOR_OVERHEAD)) < 1e6
+
+
+def test_sharded_full_fine_tune_holds_the_largest_units_unsharded_gradient() -> None:
+    # the output projection's (vocab x hidden) bf16 gradient before its reduce-scatter
+    largest = L7.vocab_size * L7.hidden_size
+    assert zero3_gather_bytes(L7, 2.0) - zero3_gather_bytes(L7) == 2 * largest
 
 
 def test_tensor_parallel_inference_splits_weights() -> None:
@@ -141,6 +151,7 @@ def test_peft_qlora_keeps_the_unquantized_parameters_in_fp32() -> None:
 
 
 def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
+    # Unsloth runs bitsandbytes without PEFT's upcast (16-bit stream, no LoRA dropout).
     # Hand count, Llama-2-7B (h 4096, i 11008, 32 layers), 512 tokens, no checkpointing:
     # PEFT's fp32 norms make each of q, k, v and gate, up keep its own 16-bit cast of the
     # norm output (+2 copies + 1 copy of 2h bytes) and the 4-bit MLP projections return
@@ -148,15 +159,80 @@ def test_peft_qlora_runs_the_block_in_fp32_where_bitsandbytes_says() -> None:
     h, i, tokens, layers = 4096, 11008, 512, 32
     common = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
     peft = estimate_memory(L7, _w(**common, framework="hf")).components["activations"]
-    litgpt = estimate_memory(L7, _w(**common, framework="litgpt")).components["activations"]
+    other = estimate_memory(L7, _w(**common, framework="unsloth")).components["activations"]
     per_token_layer = 3 * 2 * h + 3 * 2 * i
-    assert peft - litgpt == (layers + 1) * tokens * per_token_layer  # + the block in backward
+    assert peft - other == (layers + 1) * tokens * per_token_layer  # + the block in backward
     # with checkpointing only the block inputs stay: the fp32 residual stream, 4 bytes
     gc = {**common, "gradient_checkpointing": True}
     peft = estimate_memory(L7, _w(**gc, framework="hf")).components["activations"]
-    litgpt = estimate_memory(L7, _w(**gc, framework="litgpt")).components["activations"]
-    assert peft - litgpt == layers * tokens * h * 2 + tokens * per_token_layer
+    other = estimate_memory(L7, _w(**gc, framework="unsloth")).components["activations"]
+    assert peft - other == layers * tokens * h * 2 + tokens * per_token_layer
     # 16-bit LoRA is not affected
     lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
     assert (estimate_memory(L7, _w(**lora, framework="hf")).components["activations"]
-            == estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"])
+            == estimate_memory(L7, _w(**lora, framework="unsloth")).components["activations"])
+
+
+def test_litgpt_lora_keeps_the_dropped_input_and_the_fused_qkv_output() -> None:
+    # Hand count, Llama-2-7B (h 4096, MHA), rank 8 on q and v, 512 tokens, bf16:
+    # litgpt's LoRAQKVLinear drops its input once for q and v (a 2-byte copy + a 1-byte
+    # mask, replacing the 2-byte input the adapter would keep), and v reaches the
+    # attention kernel as a view of the fused qkv output, which stays beside the roped
+    # q and k (+2h + 2h bytes); zero_pad's index_copy keeps the adapter's q and v output
+    # (2 x 2h bytes).
+    h, tokens, layers = 4096, 512, 32
+    lora = {"type": "finetune", "method": "lora", "batch_size": 1, "seq_len": 512}
+    lit = estimate_memory(L7, _w(**lora, framework="litgpt")).components["activations"]
+    tune = estimate_memory(L7, _w(**lora, framework="torchtune")).components["activations"]
+    per_token_layer = (2 + 1 - 2) * h + 4 * h + 4 * h
+    assert lit - tune == (layers + 1) * tokens * per_token_layer
+
+
+def test_torchao_nf4_base_linears_keep_no_input() -> None:
+    # Llama-2-7B QLoRA on q and v, 512 tokens: bitsandbytes (Unsloth) keeps the input of
+    # o_proj, of gate/up and of down_proj for backward; torchtune's torchao linear_nf4
+    # keeps only the 4-bit weight (q/k/v's input stays: the adapters read it)
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    q = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    bnb = estimate_memory(L7, _w(**q, framework="unsloth")).components["activations"]
+    tao = estimate_memory(L7, _w(**q, framework="torchtune")).components["activations"]
+    assert bnb - tao == (layers + 1) * tokens * 2 * (h + h + i)
+
+
+def test_torchtitan_selective_checkpointing_is_per_op() -> None:
+    # Llama-3.1-8B (h 4096, q 4096, kv 1024, i 14336), 32 layers, 1 x 1024 tokens, bf16:
+    # torchtitan's op policy keeps the outputs of wq, wv, w1, w2 (every second matmul
+    # recomputed), the attention output and the block input; + one block recomputed
+    arch = ARCHITECTURES["llama-3.1-8b"]
+    tokens = 1024
+    w = {"type": "finetune", "method": "full", "batch_size": 1, "seq_len": tokens,
+         "gradient_checkpointing": "selective", "fsdp": True}
+    titan = estimate_memory(arch, _w(**w, framework="torchtitan"), 8).components["activations"]
+    kept = 2 * (4096 + 1024 + 14336 + 4096 + 4096 + 4096) * tokens * 32
+    block = estimate_memory(arch, _w(**{**w, "gradient_checkpointing": "none"},
+                                     framework="torchtitan"), 8).components["activations"] / 33
+    assert abs(titan - kept - block) < 64
+
+
+def test_torch_compile_recomputes_the_norms_upcast_and_the_silu() -> None:
+    # Llama-2-7B full fine-tune, 512 tokens, no checkpointing: compiled, each of the two
+    # norms keeps its 2-byte input instead of the 4-byte upcast, and the SwiGLU's silu
+    # output (2 bytes x i) is recomputed
+    h, i, tokens, layers = 4096, 11008, 512, 32
+    w = {"type": "finetune", "method": "full", "batch_size": 1, "seq_len": tokens}
+    eager = estimate_memory(L7, _w(**w)).components["activations"]
+    compiled = estimate_memory(L7, _w(**w, torch_compile=True)).components["activations"]
+    assert eager - compiled == (layers + 1) * tokens * (2 * (4 - 2) * h + 2 * i)
+
+
+def test_pure_bf16_frameworks_keep_qlora_adapters_in_bf16() -> None:
+    # torchtune / litgpt make the adapters in the bf16 the 4-bit base computes in; PEFT
+    # keeps them in fp32 (autocast_adapter_dtype)
+    from gpuopt.jobs.estimate.memory.training import lora_params
+
+    q = {"type": "finetune", "method": "qlora", "batch_size": 1, "seq_len": 512}
+    n = lora_params(L7, ("q_proj", "v_proj"), 8)
+    tune = estimate_memory(L7, _w(**q, framework="torchtune")).components
+    peft = estimate_memory(L7, _w(**q, framework="hf")).components
+    assert (tune["adapters"], tune["gradients"], tune["optimizer"]) == (2 * n, 2 * n, 4 * n)
+    assert (peft["adapters"], peft["gradients"], peft["optimizer"]) == (4 * n, 4 * n, 8 * n)

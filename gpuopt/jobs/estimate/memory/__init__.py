@@ -83,6 +83,15 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             # (peft/utils/other.py: "cast all non INT8 parameters to fp32"): 2 more bytes
             # each. litgpt and torchtune quantize without PEFT and keep them 16-bit.
             parts["weights"] += 2 * weights.unquantized_params(arch) / (n if stage >= 3 else 1)
+        if (workload.fsdp and workload.method == "full" and workload.keeps_master_weights
+                and precision in ("bf16", "fp16")):
+            # FSDP mixed precision (MixedPrecisionPolicy(param_dtype=bfloat16), torchtitan
+            # parallelize_llama.py; HF Trainer's FSDP) shards the fp32 parameters and
+            # casts them to 16 bits only for the all-gather: the fp32 shard is the master
+            # copy (counted with the optimizer) and no 16-bit copy is resident but the
+            # gathered layers (workspace). ZeRO-3 keeps 16-bit partitions beside its fp32
+            # master partitions, as counted.
+            parts["weights"] = 0.0
         if workload.offload == "params":
             # FSDP / ZeRO-3 CPU offload: only the gathered layers are on the GPU
             parts["weights"] = 0.0
@@ -107,6 +116,12 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             workload.lora_rank, workload.flash_attention, workload.checkpointing,
             training.peft_fp32_stream(precision, workload.framework),
             offload=workload.offload == "activations",
+            lora_dropout=workload.framework in training.LORA_DROPOUT_FRAMEWORKS,
+            fused_qkv=workload.framework in training.FUSED_QKV_FRAMEWORKS,
+            quantized_saves_input=(workload.framework
+                                   not in training.QUANT_LINEAR_SAVES_WEIGHT_ONLY),
+            op_sac=workload.framework in training.OP_SAC_FRAMEWORKS,
+            compiled=workload.torch_compile,
         )
         parts["logits"] = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,
@@ -114,7 +129,8 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
         workspace = weights.dequant_workspace_bytes(arch, precision,
                                                     double_quant=workload.double_quant)
         if stage >= 3 and n > 1:
-            workspace += training.zero3_gather_bytes(arch)
+            grad_b = weights.compute_bytes(precision) if workload.method == "full" else 0.0
+            workspace += training.zero3_gather_bytes(arch, grad_b)
         parts["workspace"] = workspace
     allocated = sum(parts.values())
     parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
