@@ -132,6 +132,45 @@ def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
     return out
 
 
+# GCP's A100 and A100-80GB accelerator rows whose on-demand Price is not a list price
+# (docs/snapshot_drop_unsourced.py, docs/snapshot_catalog_gcp_rows.py): in commit 006059e0
+# the A100 x1 cell is 1.70586 in Asia and 1.61365 in europe-west4 against the us-central1
+# list 2.93391 (half of me-west1's 3.2273), and every A100-80GB cell of us-central1 and
+# europe-west4 is below its own spot cell. Their machines' on-demand prices are left out
+# where the accelerator's cell is at or below its spot cell, or below the us-central1 cell
+# of the same count, or that us-central1 cell is itself at or below its spot cell; their
+# spot prices stay. (The snapshot's us-central1 A2 on-demand rows from the pricing page
+# are kept where the catalog's are left out.)
+UNLISTED_GCP_ACCELERATORS = ("A100", "A100-80GB")
+
+
+def _gcp_unlisted_on_demand(text: str) -> set[tuple[str, int, str]]:
+    """(accelerator, count, region) of the A100/A100-80GB on-demand cells not taken."""
+    import csv
+    import io
+
+    cells: dict[tuple[str, int, str], tuple[Decimal, Decimal]] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        if row["InstanceType"] or row["AcceleratorName"] not in UNLISTED_GCP_ACCELERATORS:
+            continue
+        if row["Price"] and row["SpotPrice"]:
+            cells[(row["AcceleratorName"], int(float(row["AcceleratorCount"])),
+                   row["Region"])] = (Decimal(row["Price"]), Decimal(row["SpotPrice"]))
+    out = set()
+    for (acc, n, region), (price, spot) in cells.items():
+        ref = cells.get((acc, n, "us-central1"))
+        if price <= spot or ref is None or ref[0] <= ref[1] or price < ref[0]:
+            out.add((acc, n, region))
+    return out
+
+
+def _unlisted(o: Offer, unlisted: set[tuple[str, int, str]]) -> bool:
+    if o.cloud != "gcp" or o.market is not Market.ON_DEMAND:
+        return False
+    acc = {"A100-40GB": "A100"}.get(o.gpu, o.gpu)
+    return (acc, o.gpu_count, o.region) in unlisted
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog-dir", type=Path, default=RECORDED)
@@ -144,11 +183,15 @@ def main() -> None:
     for note in notes:
         print(note)
     for f in files:
-        parsed = parse_catalog(get_cloud(f.cloud), f.path.read_text(encoding="utf-8"),
-                               str(f.path), read_at, "snapshot")
-        for o in parsed.offers:
+        text = f.path.read_text(encoding="utf-8")
+        parsed = parse_catalog(get_cloud(f.cloud), text, str(f.path), read_at, "snapshot")
+        unlisted = _gcp_unlisted_on_demand(text) if f.cloud == "gcp" else set()
+        kept = [o for o in parsed.offers if not _unlisted(o, unlisted)]
+        for o in kept:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
-        print(f"{f.cloud}: {len(parsed.offers)} offers from {parsed.rows} rows")
+        print(f"{f.cloud}: {len(kept)} offers from {parsed.rows} rows"
+              + (f" ({len(parsed.offers) - len(kept)} A100 on-demand not list prices, "
+                 "left out)" if len(kept) < len(parsed.offers) else ""))
     if recorded:
         have = {o.key for o in snap.offers} | set(new)
         for version, root in OLDER.items():

@@ -165,8 +165,9 @@ def test_no_figure_is_an_estimate_and_every_label_cites_its_source() -> None:
     g2 = next(o for o in snap.offers if o.key == ("gcp", "europe-west4", "", "g2-standard-4",
                                                     "on-demand"))
     assert g2.price_per_hour == Decimal("0.15429") + Decimal("0.58804")
-    assert "g2-standard-4 europe-west4 0.15429 + accelerator row L4 x1 0.58804" in (
-        snap.sources[g2.key])
+    # the same cells, now read from the recorded catalog rows (docs/snapshot_catalogs)
+    assert "catalogs/v8/gcp/vms.csv (commit 006059e0)" in snap.sources[g2.key]
+    assert "host row + accelerator row" in snap.sources[g2.key]
 
 
 def test_no_reserved_row_without_a_published_rate() -> None:

@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpuopt.providers.aws.parse import InstanceFacts, RegionalPrice, SpotQuote
+from gpuopt.providers.clouds import get_cloud
 from gpuopt.providers.integrity import GPU_COUNTS
 from gpuopt.providers.offer import Market, Offer
 
@@ -50,11 +51,17 @@ def build_offers(
     score by instance type, then (region, zone name). Both only annotate spot offers.
     Instance types without GPU facts, or with a GPU count outside 1/2/4/8, are dropped
     with one warning each; a repeated (region, zone, type, market) keeps the first.
+    Spot quotes of a zone SkyPilot cannot place a cluster in (Local and Wavelength Zones,
+    ``us-west-2-lax-1a``: the cloud registry's ``placeable_zone``, the rule a SkyPilot
+    catalog file is read by) are left out with one warning per zone: a plan pinned there
+    would launch in the parent region at another price.
     """
     buckets = buckets or {}
     scores = scores or {}
     offers: dict[tuple[str, str, str, str, str], Offer] = {}
     dropped: set[str] = set()
+    placeable = get_cloud("aws").placeable_zone
+    unplaceable: dict[tuple[str, str], int] = {}
     warnings: list[str] = []
 
     def usable(itype: str) -> InstanceFacts | None:
@@ -78,9 +85,15 @@ def build_offers(
         if (f := usable(p.instance_type)) is not None:
             add(_offer(f, p.region, None, p.market, p.price, now))
     for s in spots:
+        if not placeable(s.region, s.zone):
+            unplaceable[(s.region, s.zone)] = unplaceable.get((s.region, s.zone), 0) + 1
+            continue
         if (f := usable(s.instance_type)) is None:
             continue
         score = scores.get(s.instance_type, {}).get((s.region, s.zone))
         bucket = buckets.get((s.region, s.instance_type))
         add(_offer(f, s.region, s.zone, Market.SPOT, s.price, now, bucket, score))
+    warnings += [f"{region} {zone}: {n} spot price(s) left out: a Local or Wavelength Zone, "
+                 f"which SkyPilot cannot place a cluster in" for (region, zone), n
+                 in sorted(unplaceable.items())]
     return list(offers.values()), warnings

@@ -56,6 +56,12 @@ GCP_VMS = ",".join(catalog_columns()["gcp"]) + "\n" + "".join(
         f"a2-highgpu-1g,12.0,85.0,,,,europe-west4,{zone},0.82419,0.24725",
         f",,,A100,1,A100,europe-west4,{zone},3.229345,1.01361",
     )
+) + "".join(  # and where the broadened snapshot places it now: me-west1 (the A2 host and
+    # A100 rows of skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv, commit 006059e0)
+    f"{row}\n" for zone in ("me-west1-a", "me-west1-c") for row in (
+        f"a2-highgpu-1g,12.0,85.0,,,,me-west1,{zone},0.81342,0.33516",
+        f",,,A100,1,A100,me-west1,{zone},3.2273,1.058",
+    )
 )
 
 AZURE_VMS = ",".join(catalog_columns()["azure"]) + "\n" + "".join(

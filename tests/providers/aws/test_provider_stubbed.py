@@ -318,3 +318,30 @@ def test_a_spot_row_that_cannot_be_read_leaves_its_type_out_of_the_scope(
     assert ("us-west-2", "g5.xlarge") in result.spot_scope
     assert ("us-east-1", "g4dn.xlarge") in result.spot_scope
     assert any("'n/a' is not a number" in w for w in result.warnings)
+
+
+def test_local_zone_spot_rows_are_left_out_and_the_listing_stays_complete(
+    clients: StubbedClients
+) -> None:
+    """An account opted in to the Los Angeles Local Zone gets its spot rows from
+    describe_spot_price_history (zone name us-west-2-lax-1a, id usw2-lax1-az1), far below
+    us-west-2's; SkyPilot cannot place a cluster there (it maps the zone to us-west-2), so
+    the poll offers none of them, as a SkyPilot catalog read does (providers/aws/zones.py),
+    and says so once per zone. The type's listing in the region stays complete."""
+    queue_instance_types(clients)
+    queue_pricing(clients)
+    west = load("ec2/spot_price_history.us-west-2.json")
+    local = {**west["SpotPriceHistory"][2], "AvailabilityZone": "us-west-2-lax-1a",
+             "AvailabilityZoneId": "usw2-lax1-az1", "SpotPrice": "0.063100"}
+    west["SpotPriceHistory"].append(local)  # g4dn.xlarge in the Local Zone
+    queue_spot(clients, west_answer=west)
+    result = provider(clients).fetch(NOW)
+    clients.assert_drained()
+    assert {o.zone for o in result.offers if o.region == "us-west-2" and o.zone} == {
+        "us-west-2a", "us-west-2b", "us-west-2c"}
+    assert not any(o.price_per_hour == Decimal("0.063100") for o in result.offers)
+    assert ("us-west-2", "us-west-2c", "g4dn.xlarge", Market.SPOT) in by_key(result.offers)
+    assert ("us-west-2", "g4dn.xlarge") in result.spot_scope
+    assert [w for w in result.warnings if "Local" in w] == [
+        "us-west-2 us-west-2-lax-1a: 1 spot price(s) left out: a Local or Wavelength Zone, "
+        "which SkyPilot cannot place a cluster in"]

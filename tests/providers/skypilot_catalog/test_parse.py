@@ -226,9 +226,10 @@ def test_aws_local_and_wavelength_zones_are_left_out() -> None:
     for zone in ("use1-atl2-az1", "us-east-1-atl-2a", "use1-wl1-bos-wlz1",
                  "us-east-1-wl1-bos-wlz-1", "us-west-2-lax-1a"):
         assert not is_standard_zone("us-east-1" if "east" in zone else "us-west-2", zone), zone
-    # docs/snapshot_catalogs' recorded AWS rows hold the Atlanta Local Zone's p5 rows
-    # (use1-atl2-az1, the cheapest p5.48xlarge spot cell): SkyPilot maps that zone to
-    # us-east-1, so a plan pinned to it would launch elsewhere.
+    # docs/snapshot_catalogs' recorded AWS rows hold the Atlanta Local Zone's p3/p5/p6 rows
+    # (use1-atl2-az1, the cheapest p5.48xlarge spot cell) and the Los Angeles Local Zone's
+    # g4dn rows (usw2-lax1-az1/az2, g4dn.xlarge spot at a quarter of us-west-2's): SkyPilot
+    # maps such a zone to its parent region, so a plan pinned to it would launch elsewhere.
     path = Path(__file__).parents[3] / "docs" / "snapshot_catalogs" / "v8" / "aws" / "vms.csv"
     text = path.read_text(encoding="utf-8")
     assert "use1-atl2-az1" in text
@@ -236,7 +237,9 @@ def test_aws_local_and_wavelength_zones_are_left_out() -> None:
     zones = {o.zone for o in parsed.offers if o.zone}
     assert zones and all(is_standard_zone(o.region, o.zone) for o in parsed.offers)
     assert "use1-az2" in zones and "use1-atl2-az1" not in zones
-    assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 3
+    assert "usw2-lax1-az1" in text and "usw2-lax1-az1" not in zones
+    # use1-atl2-az1: p3 x3, p5.48xlarge, p5en, p6-b200; usw2-lax1: g4dn.xlarge/12xlarge x2
+    assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 10
 
 
 def test_azure_size_table_names_gpu_and_count_over_the_catalog_row() -> None:
