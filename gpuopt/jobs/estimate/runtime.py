@@ -214,6 +214,19 @@ def training_runtime(
                            scaling=scaling, layout=layout)
 
 
+def prefill_tp_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float) -> float:
+    """Time the tensor-parallel all-reduces of ``tokens`` prompt tokens take: Megatron's
+    layout (Shoeybi et al. 2019, sec. 3) all-reduces each layer's activations twice (after
+    attention and after the MLP), 16-bit, ``hidden_size`` values a token, as a ring (2 x
+    (tp-1)/tp of the payload through each GPU's link) at NCCL's achieved share of the link
+    (LINK_EFFICIENCY), not overlapped with compute. Decode keeps the per-step
+    TP_EFFICIENCY_PER_DOUBLING (a step of a few hundred tokens is latency-bound)."""
+    if tp <= 1:
+        return 0.0
+    payload = tokens * arch.layers * 2 * arch.hidden_size * 2.0
+    return 2 * (tp - 1) / tp * payload / (gpu.link_gbps * 1e9 * LINK_EFFICIENCY)
+
+
 @dataclass(frozen=True, slots=True)
 class InferenceMemory:
     """What the inference runtime needs from the memory model, per GPU."""
@@ -245,7 +258,11 @@ def inference_runtime(
     prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
     peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * tp_eff
-    prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
+    # Prefill runs thousands of tokens per step, so tensor parallelism costs it what its
+    # all-reduces move, not decode's per-step latency: prefill_tp_seconds.
+    prefill_s = (2 * arch.active_params * prompt * requests
+                 / (gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * PREFILL_MFU)
+                 + prefill_tp_seconds(arch, gpu, gpus, prompt * requests))
 
     # Decode reads every weight once per step: the stored (quantized) bytes, at the
     # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
