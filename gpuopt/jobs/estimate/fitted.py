@@ -9,23 +9,25 @@ from types import MappingProxyType
 # the ridge penalty leave-one-source-out chose on the whole corpus
 RIDGE = 30.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
-    'adapter': 0.071139,
+    'adapter': 0.033685,
     'engine:hf': 0.007913,
-    'engine:tensorrt-llm': 0.015937,
-    'engine:vllm': -0.046367,
-    'fp8_training': 0.036008,
-    'framework:llm-foundry': -0.017741,
-    'framework:nemo': 0.039024,
-    'framework:torchtitan': 0.008073,
-    'framework:torchtune': 0.13117,
+    'engine:sglang': -0.007253,
+    'engine:tensorrt-llm': 0.01987,
+    'engine:vllm': -0.048852,
+    'fp8_training': 0.046335,
+    'framework:deepspeed': -0.01729,
+    'framework:llm-foundry': -0.002595,
+    'framework:nemo': 0.045135,
+    'framework:torchtitan': 0.015931,
+    'framework:torchtune': 0.089466,
     'generate_bitsandbytes': 0.04444,
-    'inference_log2_tp': -0.065021,
-    'serving': -0.03043,
-    'torch_compile': 0.131925,
-    'train': 0.126373,
+    'inference_log2_tp': -0.083602,
+    'serving': -0.036236,
+    'torch_compile': 0.094047,
+    'train': 0.082826,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.549, 1.538),
-    'inference': (0.7, 1.298),
+    'finetune': (0.567, 1.431),
+    'inference': (0.737, 1.283),
 })
