@@ -10,7 +10,7 @@ from types import MappingProxyType
 RIDGE = 30.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'adapter': 0.033685,
-    'engine:hf': 0.007913,
+    'engine:hf': -0.019979,
     'engine:sglang': -0.007253,
     'engine:tensorrt-llm': 0.01987,
     'engine:vllm': -0.048852,
@@ -20,7 +20,7 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'framework:nemo': 0.045135,
     'framework:torchtitan': 0.015931,
     'framework:torchtune': 0.089466,
-    'generate_bitsandbytes': 0.04444,
+    'generate_bitsandbytes': -0.039408,
     'inference_log2_tp': -0.083602,
     'serving': -0.036236,
     'torch_compile': 0.094047,
@@ -28,6 +28,6 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.567, 1.431),
-    'inference': (0.737, 1.283),
+    'finetune': (0.567, 1.411),
+    'inference': (0.754, 1.282),
 })

@@ -77,6 +77,21 @@ TP_EFFICIENCY_PER_DOUBLING = 0.9
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 # bitsandbytes' formats, as transformers' and litgpt's generate run them
 BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
+# ...except bitsandbytes' 4-bit formats with one token per matmul (decode at batch 1):
+# matmul_4bit sends an input with A.numel() == A.shape[-1] (and no grad) to the
+# gemv_4bit kernel, which reads the packed 4-bit weights directly; larger inputs take
+# MatMul4Bit (dequantize_4bit, then a 16-bit matmul). bitsandbytes/autograd/_functions.py.
+BNB_GEMV_AT_BATCH_1 = frozenset({"nf4", "int4"})
+# An eager PyTorch decode loop (Transformers' / litgpt's generate without torch.compile)
+# is bound by the host launching its kernels, not by the GPU, at small batches: the
+# PyTorch team's plain Llama-2-7B decode on an A100-80GB ran 25.5 tok/s, "heavily CPU
+# overhead bound" (the same model compiled with CUDA graphs: 107 tok/s, 72% of the
+# memory bandwidth), pytorch.org blog "Accelerating Generative AI with PyTorch II: GPT,
+# Fast" (2023-11-30; pytorch.github.io _posts/2023-11-30-accelerating-generative-ai-2.md).
+# The host's time per decode step grows with the layers it launches: 1/25.5 s over
+# Llama-2-7B's 32 layers a layer. A step takes at least that (hf engine only: the
+# serving engines replay CUDA graphs).
+EAGER_HOST_S_PER_LAYER = 1 / 25.5 / 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +284,9 @@ def inference_runtime(
     quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
     weight_traffic = memory.weight_bytes
-    if workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT:
+    bnb_gemv = (workload.weight_precision in BNB_GEMV_AT_BATCH_1 and batch == 1)
+    if (workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT
+            and not bnb_gemv):
         # transformers / litgpt over bitsandbytes: each linear's weight is dequantized to
         # a 16-bit copy that is written and read back (memory/weights.py,
         # dequant_workspace_bytes): 2 x 2 bytes a weight more, at 16-bit efficiency
@@ -279,6 +296,8 @@ def inference_runtime(
     step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
     step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+    if workload.engine == "hf":  # eager decode: the host's launches bound small batches
+        step_memory_s = max(step_memory_s, arch.layers * EAGER_HOST_S_PER_LAYER)
     step_s = max(step_memory_s, step_compute_s)
     steps = output * math.ceil(requests / batch)
     if workload.engine in PREFILL_IN_DECODE_STEPS:
