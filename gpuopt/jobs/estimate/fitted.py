@@ -11,9 +11,9 @@ RIDGE = 30.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'adapter': 0.033685,
     'engine:hf': -0.019979,
-    'engine:sglang': -0.007253,
-    'engine:tensorrt-llm': 0.01987,
-    'engine:vllm': -0.048852,
+    'engine:sglang': -0.009441,
+    'engine:tensorrt-llm': 0.022149,
+    'engine:vllm': -0.052452,
     'fp8_training': 0.046335,
     'framework:deepspeed': -0.01729,
     'framework:llm-foundry': -0.002595,
@@ -21,13 +21,13 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'framework:torchtitan': 0.015931,
     'framework:torchtune': 0.089466,
     'generate_bitsandbytes': -0.039408,
-    'inference_log2_tp': -0.083602,
-    'serving': -0.036236,
+    'inference_log2_tp': -0.099254,
+    'serving': -0.039744,
     'torch_compile': 0.094047,
     'train': 0.082826,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.567, 1.411),
-    'inference': (0.754, 1.282),
+    'finetune': (0.567, 1.431),
+    'inference': (0.757, 1.274),
 })

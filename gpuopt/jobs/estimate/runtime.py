@@ -234,8 +234,10 @@ def prefill_tp_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float)
     layout (Shoeybi et al. 2019, sec. 3) all-reduces each layer's activations twice (after
     attention and after the MLP), 16-bit, ``hidden_size`` values a token, as a ring (2 x
     (tp-1)/tp of the payload through each GPU's link) at NCCL's achieved share of the link
-    (LINK_EFFICIENCY), not overlapped with compute. Decode keeps the per-step
-    TP_EFFICIENCY_PER_DOUBLING (a step of a few hundred tokens is latency-bound)."""
+    (LINK_EFFICIENCY), not overlapped with compute. Used for prefill and for the
+    compute-bound side of a decode step (its batch's tokens); the memory-bound side keeps
+    the per-step TP_EFFICIENCY_PER_DOUBLING (a step reading the weights is latency-bound
+    on its all-reduces, not bandwidth-bound)."""
     if tp <= 1:
         return 0.0
     payload = tokens * arch.layers * 2 * arch.hidden_size * 2.0
@@ -272,11 +274,11 @@ def inference_runtime(
     batch = max(1, min(requests, memory.max_batch))
     prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
-    peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * tp_eff
-    # Prefill runs thousands of tokens per step, so tensor parallelism costs it what its
-    # all-reduces move, not decode's per-step latency: prefill_tp_seconds.
-    prefill_s = (2 * arch.active_params * prompt * requests
-                 / (gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * PREFILL_MFU)
+    peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus  # tp: in the terms
+    # Prefill (and decode once its batch makes it compute-bound) runs thousands of tokens
+    # per step, so tensor parallelism costs it what its all-reduces move, not the
+    # per-step latency memory-bound decode pays (tp_eff): prefill_tp_seconds.
+    prefill_s = (2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
                  + prefill_tp_seconds(arch, gpu, gpus, prompt * requests))
 
     # Decode reads every weight once per step: the stored (quantized) bytes, at the
@@ -295,7 +297,8 @@ def inference_runtime(
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
     step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
-    step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+    step_compute_s = (2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+                      + prefill_tp_seconds(arch, gpu, gpus, batch))
     if workload.engine == "hf":  # eager decode: the host's launches bound small batches
         step_memory_s = max(step_memory_s, arch.layers * EAGER_HOST_S_PER_LAYER)
     step_s = max(step_memory_s, step_compute_s)
