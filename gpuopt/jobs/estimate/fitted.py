@@ -7,27 +7,27 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 # the ridge penalty leave-one-source-out chose on the whole corpus
-RIDGE = 30.0
+RIDGE = 100.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
-    'adapter': 0.033685,
-    'engine:hf': -0.019979,
-    'engine:sglang': -0.009441,
-    'engine:tensorrt-llm': 0.022149,
-    'engine:vllm': -0.052452,
-    'fp8_training': 0.046335,
-    'framework:deepspeed': -0.01729,
-    'framework:llm-foundry': -0.002595,
-    'framework:nemo': 0.045135,
-    'framework:torchtitan': 0.015931,
-    'framework:torchtune': 0.089466,
-    'generate_bitsandbytes': -0.039408,
-    'inference_log2_tp': -0.099254,
-    'serving': -0.039744,
-    'torch_compile': 0.094047,
-    'train': 0.082826,
+    'adapter': 0.012434,
+    'engine:hf': -0.008859,
+    'engine:sglang': -0.006136,
+    'engine:tensorrt-llm': -0.003678,
+    'engine:vllm': -0.01747,
+    'fp8_training': 0.016167,
+    'framework:deepspeed': -0.00423,
+    'framework:llm-foundry': 0.007371,
+    'framework:nemo': 0.018667,
+    'framework:torchtitan': -0.00235,
+    'framework:torchtune': 0.013737,
+    'generate_bitsandbytes': -0.014355,
+    'inference_log2_tp': -0.079604,
+    'serving': -0.027285,
+    'torch_compile': 0.012523,
+    'train': 0.021923,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.567, 1.431),
-    'inference': (0.757, 1.274),
+    'finetune': (0.707, 1.364),
+    'inference': (0.757, 1.279),
 })

@@ -14,10 +14,10 @@ from gpuopt.jobs.estimate.corpus import parse_source, sources
 
 ROWS = load_corpus()
 # Scored here with coefficients fitted on every other source: TensorRT-LLM's table
-# (108 rows), the vLLM profile and SGLang's 4x H200 runs meet the issue's median target
-# held out; litgpt's generate rows (median 1.22) are within x1.5 but above it,
-# torchtitan's training rows (0.75) below it (docs/estimates.md says why).
-HELD_OUT = ("trtllm-perf-0.17", "vllm-issue-12330", "sglang-h200-datacrunch")
+# (108 rows), the vLLM profile and torchtitan's training rows meet the issue's median
+# target held out; SGLang's 4x H200 runs (median 1.17) and litgpt's generate rows
+# (1.22) are within x1.5 but above it (docs/estimates.md says why).
+HELD_OUT = ("trtllm-perf-0.17", "vllm-issue-12330", "torchtitan-h100-2024-12")
 WITHIN_X15 = ("sglang-h200-datacrunch", "litgpt-resource-tables")
 
 
@@ -63,7 +63,7 @@ def test_held_out_source_has_every_throughput_row_within_x15(source: str) -> Non
 def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     # Every source scored with coefficients fitted without it: the issue's median
     # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15); the rows more
-    # than 10% under and outside x1.5 are bounded at today's counts (7 of 55, 19 of
+    # than 10% under and outside x1.5 are bounded at today's counts (7 of 55, 13 of
     # 167; the targets are 0: docs/estimates.md lists them).
     scored = scoring.score(ROWS, held_out_fit=True)
     errors = [s.memory_error for s in scored if s.memory_error is not None]
@@ -71,7 +71,7 @@ def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     assert statistics.median(abs(e) for e in errors) <= 0.08
     assert 0.85 <= statistics.median(ratios) <= 1.15
     assert sum(1 for e in errors if e < -0.10) <= 7
-    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 19
+    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 13
 
 
 def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:
