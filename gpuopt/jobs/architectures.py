@@ -324,6 +324,23 @@ _TABLE: tuple[Architecture, ...] = (
                  max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
                  attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
                  family="gpt2"),
+    # GPT-2 medium / large / XL (config.json of openai-community/gpt2-medium, -large, -xl:
+    # n_embd, n_layer, n_head; 4 x n_embd MLP, n_positions 1024, vocab 50257)
+    Architecture(name="gpt2-medium", hf_id="openai-community/gpt2-medium", hidden_size=1024,
+                 layers=24, heads=16, kv_heads=16, intermediate_size=4096, vocab_size=50257,
+                 max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
+                 family="gpt2"),
+    Architecture(name="gpt2-large", hf_id="openai-community/gpt2-large", hidden_size=1280,
+                 layers=36, heads=20, kv_heads=20, intermediate_size=5120, vocab_size=50257,
+                 max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
+                 family="gpt2"),
+    Architecture(name="gpt2-xl", hf_id="openai-community/gpt2-xl", hidden_size=1600,
+                 layers=48, heads=25, kv_heads=25, intermediate_size=6400, vocab_size=50257,
+                 max_position_embeddings=1024, gated_mlp=False, tie_embeddings=True,
+                 attention_bias=True, mlp_bias=True, norm_bias=True, learned_positions=1024,
+                 family="gpt2"),
     # OPT keeps 2 extra rows in its learned position table (offset 2).
     Architecture(name="opt-1.3b", hf_id="facebook/opt-1.3b", hidden_size=2048, layers=24,
                  heads=32, kv_heads=32, intermediate_size=8192, vocab_size=50272,

@@ -23,6 +23,9 @@ PUBLISHED = {
     "phi-3-mini": (3.82, 0.01),
     "falcon-7b": (6.92, 0.01),
     "gpt2": (0.124, 0.001),
+    "gpt2-medium": (0.355, 0.001),  # the model cards: 355M, 774M, 1.5B
+    "gpt2-large": (0.774, 0.001),
+    "gpt2-xl": (1.5, 0.06),
     "opt-1.3b": (1.316, 0.001),
 }
 
@@ -63,7 +66,7 @@ def test_lookup_by_hf_id_and_case() -> None:
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_hf_config_round_trip(name: str) -> None:
     a = ARCHITECTURES[name]
-    if a.name == "gpt2":
+    if a.name.startswith("gpt2"):
         cfg = {"model_type": "gpt2", "n_embd": a.hidden_size, "n_layer": a.layers,
                "n_head": a.heads, "vocab_size": a.vocab_size, "n_positions": 1024}
     elif a.name.startswith("opt"):

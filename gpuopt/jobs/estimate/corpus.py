@@ -36,6 +36,9 @@ class Measurement:
     memory_kind: str
     excludes_kv: bool
     unexpressed: str | None  # why the model cannot express it (None: it can)
+    # why the row's tokens/s is not scored although its memory is (the measured figure
+    # stays in the file; tokens_per_second is then None)
+    throughput_unexpressed: str | None = None
 
     @property
     def label(self) -> str:
@@ -82,13 +85,17 @@ def parse_source(text: str, name: str) -> tuple[Measurement, ...]:
             raise ValueError(f"{name}: row {raw['id']!r}: memory_kind must be one of "
                              f"{MEMORY_KINDS}")
         tps = raw.get("tokens_per_second")
+        tps_why = raw.get("throughput_unexpressed")
+        if tps_why is not None:
+            tps = None
         out.append(Measurement(
             source=src["id"], framework=src["framework"], provenance=_provenance(src),
             row=raw["id"], model=raw["model"], gpu=raw["gpu"], count=int(raw["count"]),
             tp=int(raw.get("tp", 1)), workload=workload,
             tokens_per_second=float(tps) if tps is not None else None,
             memory_bytes=mem, memory_kind=kind,
-            excludes_kv=bool(raw.get("memory_excludes_kv", False)), unexpressed=why))
+            excludes_kv=bool(raw.get("memory_excludes_kv", False)), unexpressed=why,
+            throughput_unexpressed=tps_why))
     return tuple(out)
 
 

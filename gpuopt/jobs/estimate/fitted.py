@@ -7,25 +7,27 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 # the ridge penalty leave-one-source-out chose on the whole corpus
-RIDGE = 30.0
+RIDGE = 100.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
-    'adapter': 0.071139,
-    'engine:hf': 0.007913,
-    'engine:tensorrt-llm': 0.015937,
-    'engine:vllm': -0.046367,
-    'fp8_training': 0.036008,
-    'framework:llm-foundry': -0.017741,
-    'framework:nemo': 0.039024,
-    'framework:torchtitan': 0.008073,
-    'framework:torchtune': 0.131169,
-    'generate_bitsandbytes': 0.04444,
-    'inference_log2_tp': -0.065021,
-    'serving': -0.03043,
-    'torch_compile': 0.131924,
-    'train': 0.126372,
+    'adapter': 0.014114,
+    'engine:hf': -0.008859,
+    'engine:sglang': -0.006136,
+    'engine:tensorrt-llm': -0.003678,
+    'engine:vllm': -0.01747,
+    'fp8_training': 0.017454,
+    'framework:deepspeed': -0.017428,
+    'framework:llm-foundry': 0.010822,
+    'framework:nemo': 0.019548,
+    'framework:torchtitan': -0.001487,
+    'framework:torchtune': 0.015937,
+    'generate_bitsandbytes': -0.014355,
+    'inference_log2_tp': -0.079604,
+    'serving': -0.027285,
+    'torch_compile': 0.015116,
+    'train': -0.003097,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.549, 1.538),
-    'inference': (0.7, 1.298),
+    'finetune': (0.691, 1.636),
+    'inference': (0.757, 1.277),
 })

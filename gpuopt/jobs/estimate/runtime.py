@@ -77,6 +77,21 @@ TP_EFFICIENCY_PER_DOUBLING = 0.9
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 # bitsandbytes' formats, as transformers' and litgpt's generate run them
 BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
+# ...except bitsandbytes' 4-bit formats with one token per matmul (decode at batch 1):
+# matmul_4bit sends an input with A.numel() == A.shape[-1] (and no grad) to the
+# gemv_4bit kernel, which reads the packed 4-bit weights directly; larger inputs take
+# MatMul4Bit (dequantize_4bit, then a 16-bit matmul). bitsandbytes/autograd/_functions.py.
+BNB_GEMV_AT_BATCH_1 = frozenset({"nf4", "int4"})
+# An eager PyTorch decode loop (Transformers' / litgpt's generate without torch.compile)
+# is bound by the host launching its kernels, not by the GPU, at small batches: the
+# PyTorch team's plain Llama-2-7B decode on an A100-80GB ran 25.5 tok/s, "heavily CPU
+# overhead bound" (the same model compiled with CUDA graphs: 107 tok/s, 72% of the
+# memory bandwidth), pytorch.org blog "Accelerating Generative AI with PyTorch II: GPT,
+# Fast" (2023-11-30; pytorch.github.io _posts/2023-11-30-accelerating-generative-ai-2.md).
+# The host's time per decode step grows with the layers it launches: 1/25.5 s over
+# Llama-2-7B's 32 layers a layer. A step takes at least that (hf engine only: the
+# serving engines replay CUDA graphs).
+EAGER_HOST_S_PER_LAYER = 1 / 25.5 / 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +229,21 @@ def training_runtime(
                            scaling=scaling, layout=layout)
 
 
+def prefill_tp_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float) -> float:
+    """Time the tensor-parallel all-reduces of ``tokens`` prompt tokens take: Megatron's
+    layout (Shoeybi et al. 2019, sec. 3) all-reduces each layer's activations twice (after
+    attention and after the MLP), 16-bit, ``hidden_size`` values a token, as a ring (2 x
+    (tp-1)/tp of the payload through each GPU's link) at NCCL's achieved share of the link
+    (LINK_EFFICIENCY), not overlapped with compute. Used for prefill and for the
+    compute-bound side of a decode step (its batch's tokens); the memory-bound side keeps
+    the per-step TP_EFFICIENCY_PER_DOUBLING (a step reading the weights is latency-bound
+    on its all-reduces, not bandwidth-bound)."""
+    if tp <= 1:
+        return 0.0
+    payload = tokens * arch.layers * 2 * arch.hidden_size * 2.0
+    return 2 * (tp - 1) / tp * payload / (gpu.link_gbps * 1e9 * LINK_EFFICIENCY)
+
+
 @dataclass(frozen=True, slots=True)
 class InferenceMemory:
     """What the inference runtime needs from the memory model, per GPU."""
@@ -244,15 +274,21 @@ def inference_runtime(
     batch = max(1, min(requests, memory.max_batch))
     prompt, output = workload.prompt_len, workload.output_len
     tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
-    peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * tp_eff
-    prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
+    peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus  # tp: in the terms
+    # Prefill (and decode once its batch makes it compute-bound) runs thousands of tokens
+    # per step, so tensor parallelism costs it what its all-reduces move, not the
+    # per-step latency memory-bound decode pays (tp_eff): prefill_tp_seconds.
+    prefill_s = (2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
+                 + prefill_tp_seconds(arch, gpu, gpus, prompt * requests))
 
     # Decode reads every weight once per step: the stored (quantized) bytes, at the
     # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
     quantized = workload.weight_precision in DEQUANT_ON_READ
     bw_eff = DECODE_BW_EFFICIENCY_QUANT if quantized else DECODE_BW_EFFICIENCY_16BIT
     weight_traffic = memory.weight_bytes
-    if workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT:
+    bnb_gemv = (workload.weight_precision in BNB_GEMV_AT_BATCH_1 and batch == 1)
+    if (workload.engine == "hf" and workload.weight_precision in BNB_DEQUANT_TO_16BIT
+            and not bnb_gemv):
         # transformers / litgpt over bitsandbytes: each linear's weight is dequantized to
         # a 16-bit copy that is written and read back (memory/weights.py,
         # dequant_workspace_bytes): 2 x 2 bytes a weight more, at 16-bit efficiency
@@ -261,7 +297,10 @@ def inference_runtime(
     bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
     step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
-    step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+    step_compute_s = (2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
+                      + prefill_tp_seconds(arch, gpu, gpus, batch))
+    if workload.engine == "hf":  # eager decode: the host's launches bound small batches
+        step_memory_s = max(step_memory_s, arch.layers * EAGER_HOST_S_PER_LAYER)
     step_s = max(step_memory_s, step_compute_s)
     steps = output * math.ceil(requests / batch)
     if workload.engine in PREFILL_IN_DECODE_STEPS:
