@@ -128,6 +128,11 @@ class LaunchOutcomeUnknown(GpuoptError):
     attempt stays open and its fate is learned from ``poll`` before anything new starts."""
 
 
+class ProvisionPending(LaunchOutcomeUnknown):
+    """A probe's instance is being provisioned (``Provisioner.provision`` asked it, it is
+    not up yet): asked again at the next step."""
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     step: int

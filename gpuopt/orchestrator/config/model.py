@@ -216,9 +216,12 @@ class PlacementConfig(_Section):
 class SpotConfig(_Section):
     # Probe spot without stopping what is held (make before break, issue 25): a job under
     # the deadline spot policy that holds an attempt provisions the spot it moves to while
-    # the attempt runs on, and stops it only once the new instance is up (executors that
-    # can provision: local, trace). False: stop, then launch (for comparison).
-    probe: bool = True
+    # the attempt runs on, and stops it only once the new instance is up. Unset: on
+    # executors whose placements are real and can provision (SkyPilot), not on the local
+    # executor (its placements are simulated: a probe would only restart the program);
+    # true: on every executor that can provision (local too); false: stop, then launch
+    # (the launch information model, for comparison).
+    probe: bool | None = None
     # The provisioning time the policy prices a probe at (seconds; policies/spot/probe.py).
     probe_seconds: float = Field(default=DEFAULT_PROBE_S, ge=0, le=86_400)
 

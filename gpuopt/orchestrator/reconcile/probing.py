@@ -65,8 +65,15 @@ PROBING = AttemptPhase.PROVISIONING
 
 def probe_seconds(settings: Settings, executor: Executor) -> float | None:
     """The provisioning time the policy prices a probe at, when this job's moves to spot
-    are probes (``[spot] probe`` and an executor that can provision); None otherwise."""
-    if not settings.spot.probe or not can_provision(executor):
+    are probes (``[spot] probe``: unset, on executors that can provision and whose
+    placements are real, not the local executor's simulated ones; true, on every one that
+    can provision); None otherwise."""
+    from gpuopt.orchestrator.store.ledger_repo import SIMULATING_EXECUTOR
+
+    probe = settings.spot.probe
+    if probe is False or not can_provision(executor):
+        return None
+    if probe is None and executor.kind == SIMULATING_EXECUTOR:
         return None
     return float(settings.spot.probe_seconds)
 

@@ -106,6 +106,13 @@ def _spot_move(store: Any, job_id: str, settings: Any, real: Callable[..., Any]
     return decide
 
 
+def _probing(settings: Any) -> Any:
+    """``[spot] probe = true``: the local executor's placements are simulated, so it
+    probes only when told to."""
+    return settings.model_copy(update={"spot": settings.spot.model_copy(
+        update={"probe": True})})
+
+
 def _keep(real: Callable[..., Any]) -> Callable[..., Any]:
     from gpuopt.policies.next_attempt import Keep
 
@@ -128,7 +135,7 @@ def test_kill_9_at_each_point_of_a_probe_runs_the_program_once_at_a_time(
     runs = tmp_path / "runs.txt"
     job_id = submit(store, write_job(tmp_path, "prober", _program(runs)))
     ex = LocalExecutor(tmp_path / "attempts", telemetry_interval=None, stop_grace_seconds=2)
-    settings = load_config(None)
+    settings = _probing(load_config(None))
     t0 = datetime.now(UTC)
 
     def step(s: int) -> Any:
@@ -216,7 +223,7 @@ def test_a_failed_probe_costs_nothing_is_recorded_and_leaves_the_attempt_running
     job_id = submit(store, write_job(tmp_path, "nospot", _program(runs)), kind="sky-double")
     ex = NoSpot(LocalExecutor(tmp_path / "attempts", telemetry_interval=None,
                               stop_grace_seconds=2))
-    settings = load_config(None)
+    settings = _probing(load_config(None))
     t0 = datetime.now(UTC)
     step: Callable[[int], Any] = lambda s: reconcile.reconcile_once(  # noqa: E731
         store, lambda kind: ex, settings, t0 + timedelta(seconds=s))
