@@ -118,13 +118,14 @@ def advance_probe(store: Store, executor: Executor, job_id: str, now: datetime,
         ended, _alive = _watch(store, executor, job, attempts, held, now, report)
         if ended:  # it ended on its own: what it left decides (below)
             return advance_probe(store, executor, job_id, now, report, watched=True)
-    stop_at = now
+    # up first, wherever the sequence stands (idempotent): nothing breaks, nothing starts
+    # on an instance that is not there
+    up = _provision(store, executor, job, probe, now, report)
+    if up is None:
+        return  # failed (closed: the held attempt runs on) or still coming up
+    crash_point("provisioned")
+    stop_at = max(now, up)
     if held is not None and held.status != AttemptPhase.STOPPING:
-        up = _provision(store, executor, job, probe, now, report)
-        if up is None:
-            return
-        crash_point("provisioned")
-        stop_at = max(now, up)
         if not _mark_stopping(store, held, probe):
             return  # another loop moved on first
         crash_point("probe-stopping")
