@@ -28,8 +28,9 @@ omniscient optimum's (which always knows the whole trace) and the deadline misse
 
 ``--engine daemon`` runs each policy (``--policies``, default ``auto``) through the
 daemon's real reconcile step instead (orchestrator/simulate/daemon_engine.py: a throwaway
-store, the trace executor double), always on the launch information model, and beside
-each run the launch replay of the same scenario: it prints every run's time, whether the
+store, the trace executor double), on the launch information model (``--information
+launch-probe``: the daemon probes, ``[spot] probe``), and beside each run the replay of
+the same scenario under the same model: it prints every run's time, whether the
 two agree (else the first tick that differs) and the daemon's table. It is slow (one
 reconcile step per tick), so its default is 2 starts per trace set; run it under
 ``nice -n 19``.
@@ -78,8 +79,9 @@ def main() -> None:
                     help="with --engine daemon: comma-separated policies to run")
     args = ap.parse_args()
     daemon = args.engine == "daemon"
-    if daemon and args.information not in (None, Information.LAUNCH.value):
-        sys.exit("--engine daemon runs the launch information model only")
+    if daemon and args.information == Information.TICK.value:
+        sys.exit("--engine daemon runs the launch information models only (launch, "
+                 "launch-probe)")
     information = Information(args.information or ("launch" if daemon else "tick"))
     starts = args.starts if args.starts is not None else (2 if daemon else 24)
     files = sorted(args.traces.glob("*/*.json"))
@@ -88,7 +90,8 @@ def main() -> None:
     sets = sweep_sets(load_traces(files), "both")
     job = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
     if daemon:
-        _daemon_sweep(sets, job, starts, tuple(p for p in args.policies.split(",") if p))
+        _daemon_sweep(sets, job, starts, tuple(p for p in args.policies.split(",") if p),
+                      information)
         return
     hours_list = [int(h) for h in args.deadlines.split(",") if h]
     columns = (information,) if args.information else COLUMNS
@@ -135,10 +138,13 @@ def _new(hours: int, policies: tuple[str, ...] = POLICIES) -> SweepResult:
 
 
 def _daemon_sweep(sets: list[TraceSet], job: Job, starts: int,
-                  policies: tuple[str, ...]) -> None:
-    """Every scenario through the daemon engine, beside the launch replay of it."""
+                  policies: tuple[str, ...],
+                  information: Information = Information.LAUNCH) -> None:
+    """Every scenario through the daemon engine, beside the replay of it under the same
+    information model (launch, or launch-probe: the daemon probes)."""
     from gpuopt.orchestrator.simulate.daemon_engine import difference, run_daemon
     from gpuopt.policies.spot.optimum import optimum_cost
+    from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
     from gpuopt.policies.spot.registry import POLICIES as KNOWN
     from gpuopt.policies.spot.registry import get_policy
     from gpuopt.policies.spot.replay import SimulationError, simulate
@@ -158,10 +164,12 @@ def _daemon_sweep(sets: list[TraceSet], job: Job, starts: int,
                     continue
                 run: dict[str, tuple[Decimal, bool] | None] = {OPTIMUM: (opt, True)}
                 for name in policies:
-                    want = simulate(sc, get_policy(name), Information.LAUNCH)
+                    want = simulate(sc, get_policy(name), information)
                     t0 = time.perf_counter()
                     try:
-                        got = run_daemon(sc, name)
+                        got = run_daemon(sc, name, probe_s=(
+                            DEFAULT_PROBE_S if information is Information.LAUNCH_PROBE
+                            else None))
                     except SimulationError as err:
                         print(f"{ts.name} start {sc.start_tick} {name}: daemon failed: {err}")
                         mismatches += 1
@@ -180,7 +188,7 @@ def _daemon_sweep(sets: list[TraceSet], job: Job, starts: int,
         mean = sum(times) / len(times) if times else 0.0
         print(f"\ndaemon engine, deadline {hours} h: {res.runs} runs over {len(sets)} trace "
               f"sets ({res.infeasible} infeasible skipped), {mean:.1f} s per run, "
-              f"{mismatches} differ from the launch replay")
+              f"{mismatches} differ from the {information.value} replay")
         print(f"{'policy':24s} {'mean $':>9s} {'worst $':>9s} {'misses':>7s} {'x opt':>7s}")
         for name in (*policies, OPTIMUM):
             st = res.stats[name]

@@ -4,7 +4,7 @@
                            ^            |
                            +- preempted-+
     attempt:  launching -> running -> ended (with an EndReason, and a FailureKind when
-              the reason is ``failed``)
+              the reason is ``failed``); a probe: provisioning -> launching -> ...
 
 Decisions read these values only; the human-readable ``detail`` / ``last_error`` texts
 are for people and are never inspected by code.
@@ -48,6 +48,11 @@ class AttemptPhase(StrEnum):
     # succeeds, so nothing new starts beside a leftover (orchestrator/reconcile/stop_retry.py)
     STOP_FAILED = "stop_failed"
     ENDED = "ended"
+    # a probe (make before break, reconcile/probing.py): its instance is requested or up
+    # while the job's open attempt (``probe_of``) still runs the program; nothing of the
+    # job runs on it until that attempt has stopped, then it is started (launching).
+    # Not open: the job's program is the open attempt's.
+    PROVISIONING = "provisioning"
 
 
 OPEN_ATTEMPT_PHASES = (AttemptPhase.LAUNCHING, AttemptPhase.RUNNING, AttemptPhase.STOPPING)

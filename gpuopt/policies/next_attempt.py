@@ -129,6 +129,9 @@ class SpotPolicyInputs:
     tick_s: float
     restart_overhead_s: float
     observations: Mapping[SpotPlace, Sequence[Observed]]
+    # a probe's provisioning time when a spot launch from a held attempt is a probe
+    # (make before break); None: a launch first stops what is held
+    probe_s: float | None = None
 
 
 def _spot_place(o: Offer) -> SpotPlace:
@@ -230,7 +233,7 @@ def policy_decision(planned: PlannedAttempt, job: JobSoFar,
     history = history_of(planned.locations, spot.observations, job.submitted_at,
                          planned.ctx.now, spot.tick_s)
     return decide(live_job(planned, job, spot), planned.locations, od.price_per_hour,
-                  history, spot.policy)
+                  history, spot.policy, probe_s=spot.probe_s)
 
 
 def _slack_h(d: LiveDecision) -> str:

@@ -218,3 +218,19 @@ def test_engine_bad_values_exit_2(tmp_path: Path, extra: list[str], expect: str)
     res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", *extra)
     assert res.returncode == 2
     assert expect in res.stderr
+
+
+def test_engine_daemon_probes_as_the_replay_under_launch_probe(tmp_path: Path) -> None:
+    """`--information launch-probe` runs the daemon with `[spot] probe`: the same decisions
+    and cost as the replay's launch-probe on a trace whose spot comes and goes (the
+    replay probes spot from on-demand 3 times there)."""
+    trace = _write(tmp_path, "a.json", [1, 1, 0, 0, 1, 0, 0, 0, 1, 1] + [0] * 30)
+    args = ("--trace", str(trace), *JOB, "--deadline-hours", "2", "--information",
+            "launch-probe", "--json")
+    daemon, replay = _run(*args, "--engine", "daemon"), _run(*args)
+    assert daemon.returncode == 0 and replay.returncode == 0, daemon.stderr + replay.stderr
+    got, want = json.loads(daemon.stdout), json.loads(replay.stdout)
+    assert got["engine"] == "daemon"
+    assert got["decisions"] == want["decisions"]
+    assert got["cost"] == pytest.approx(want["cost"], abs=0.005)
+    assert got["met_deadline"] is True

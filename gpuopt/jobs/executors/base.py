@@ -105,10 +105,13 @@ class AttemptState(StrEnum):
     PREEMPTED = "preempted"  # the machine went away under a running program
     CANCELLED = "cancelled"  # stop() was called
     UNKNOWN = "unknown"  # nothing to learn the outcome from (see AttemptStatus.detail)
+    # its instance is up (Provisioner.provision) and runs nothing of the job yet
+    PROVISIONED = "provisioned"
 
     @property
     def is_terminal(self) -> bool:
-        return self not in (AttemptState.PENDING, AttemptState.RUNNING)
+        return self not in (AttemptState.PENDING, AttemptState.RUNNING,
+                            AttemptState.PROVISIONED)
 
 
 class LaunchError(GpuoptError):
@@ -123,6 +126,11 @@ class LaunchError(GpuoptError):
 class LaunchOutcomeUnknown(GpuoptError):
     """The launch may have been accepted (e.g. a timeout after the request was sent): the
     attempt stays open and its fate is learned from ``poll`` before anything new starts."""
+
+
+class ProvisionPending(LaunchOutcomeUnknown):
+    """A probe's instance is being provisioned (``Provisioner.provision`` asked it, it is
+    not up yet): asked again at the next step."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +162,44 @@ class AttemptStatus:
 class LaunchResult:
     cluster_name: str
     adopted: bool  # True: an attempt under that name already existed; nothing was launched
+
+
+@dataclass(frozen=True, slots=True)
+class Provisioned:
+    """A probe's instance is up: ``ready_at`` when it was (aware UTC)."""
+
+    cluster_name: str
+    ready_at: datetime
+
+
+@runtime_checkable
+class Provisioner(Protocol):
+    """What an executor that can probe (make before break) adds to :class:`Executor`:
+    bring an attempt's instance up without running anything of the job, then start the
+    job on it once the attempt it replaces has stopped (orchestrator/reconcile/probing.py).
+    ``poll`` answers PROVISIONED for an instance that is up and runs nothing yet; ``stop``
+    tears it down as it tears down an attempt."""
+
+    def provision(self, spec: AttemptSpec) -> Provisioned:
+        """Bring up ``spec.placement`` under ``spec.cluster_name``, running nothing of the
+        job; idempotent (an instance already up is returned as it is). ``LaunchError``
+        when it cannot be had (``FailureKind.CAPACITY``: no capacity there; nothing is
+        held), ``LaunchOutcomeUnknown`` when it may still come up."""
+        ...
+
+    def start(self, spec: AttemptSpec) -> LaunchResult:
+        """Run the attempt on the instance provisioned for it; idempotent as ``launch``
+        (an attempt already started there is adopted)."""
+        ...
+
+
+def can_provision(executor: object) -> bool:
+    """Can ``executor`` probe (provision first, start later)? (A strict wrapper that
+    refuses the question: no.)"""
+    try:
+        return isinstance(executor, Provisioner)
+    except Exception:
+        return False
 
 
 @runtime_checkable

@@ -13,7 +13,13 @@ there). Unset, a crash point costs one environment lookup. Points, in launch ord
 - ``sealing``: ``submit`` added the job and its sealed secrets to its transaction, not
   yet committed (orchestrator/cli/submit_cmd.py);
 - ``ending``: a job's end and the removal of its secrets are in the closing
-  transaction, not yet committed (reconcile).
+  transaction, not yet committed (reconcile);
+- a probe's sequence (orchestrator/reconcile/probing.py): ``probe-claimed`` (its row
+  committed, provisioning not asked), ``provisioned`` (its instance up, the held attempt
+  untouched), ``probe-stopping`` (the held attempt marked stopping), ``probe-stopped``
+  (its stop done, its close not committed), ``probe-broken`` (closed, the job not
+  started on the probe), ``probe-starting`` (the probe's row launching, ``start`` not
+  asked), ``probe-started``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ import os
 import signal
 
 ENV = "GPUOPT_CRASH_AT"
-POINTS = ("claimed", "intent", "spawned", "recorded", "stopping", "sealing", "ending")
+POINTS = ("claimed", "intent", "spawned", "recorded", "stopping", "sealing", "ending",
+          "probe-claimed", "provisioned", "probe-stopping", "probe-stopped", "probe-broken",
+          "probe-starting", "probe-started")
 
 
 def crash_point(name: str) -> None:

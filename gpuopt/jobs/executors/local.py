@@ -66,6 +66,7 @@ from gpuopt.jobs.executors.base import (
     LaunchError,
     LaunchResult,
     Progress,
+    Provisioned,
 )
 from gpuopt.jobs.executors.contract import contract_env, inherited_env, read_progress
 from gpuopt.jobs.executors.crash_points import crash_point
@@ -277,6 +278,29 @@ class LocalExecutor:
         self._watch(name, proc)
         return LaunchResult(cluster_name=name, adopted=False)
 
+    # -- probes (make before break: jobs.executors.base.Provisioner) --------------------
+    def provision(self, spec: AttemptSpec) -> Provisioned:
+        """Reserve the attempt's "node" (its workspace, marked ``provisioned``) and run
+        nothing: the program starts only at :meth:`start`. A workspace given up on (stopped
+        before it started) is never provisioned again."""
+        ws = self.workspace(spec.cluster_name)
+        try:
+            with self._locked(ws):
+                if (ws / "abandoned").exists():
+                    raise LaunchError(f"{spec.cluster_name} was torn down before it started",
+                                      FailureKind.LAUNCH)
+                marker = ws / "provisioned"
+                if not marker.exists():
+                    _write_atomic(marker, json.dumps({"at": time.time()}))
+        except OSError as err:  # e.g. a full disk: may pass
+            raise LaunchError(f"{type(err).__name__}: {err}", FailureKind.LAUNCH) from err
+        at = self._marker_time(marker)
+        return Provisioned(spec.cluster_name, at or datetime.now(UTC))
+
+    def start(self, spec: AttemptSpec) -> LaunchResult:
+        """Run the attempt on its reserved node (the launch itself: idempotent, adopts)."""
+        return self.launch(spec)
+
     def _start(self, spec: AttemptSpec, ws: Path) -> subprocess.Popen[bytes]:
         """Called with the workspace lock held: intent, spawn (held at the gate), identity.
         The gate opens when the lock is released, after state.json is written."""
@@ -430,6 +454,10 @@ class LocalExecutor:
                                  ended_at=self._marker_time(ws / "abandoned"),
                                  detail="abandoned before it started")
         if not (ws / "intent.json").exists():
+            if (ws / "provisioned").exists():  # a probe's node: up, running nothing yet
+                return AttemptStatus(cluster_name, AttemptState.PROVISIONED,
+                                     started_at=self._marker_time(ws / "provisioned"),
+                                     detail="provisioned; the job is not started on it")
             return AttemptStatus(cluster_name, AttemptState.UNKNOWN, detail="no such attempt")
         with open(ws / ".lock", "a+") as fh:
             try:

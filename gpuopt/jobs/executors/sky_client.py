@@ -79,7 +79,13 @@ class SkyClient(Protocol):
         ...
 
     def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
-        """Launch requests for that cluster name known to the API server, newest last."""
+        """Launch (and exec) requests for that cluster name known to the API server,
+        newest last."""
+        ...
+
+    def exec(self, plan: SkyTaskPlan, cluster_name: str) -> str:
+        """Submit ``sky.exec`` of the task's run on the cluster (a probe's, provisioned by
+        a launch without run); returns the request id without waiting."""
         ...
 
     def request_error(self, request_id: str) -> BaseException | None:
@@ -160,11 +166,15 @@ class SdkSkyClient:
                               idle_minutes_to_autostop=self.autostop_minutes,
                               down=self.autostop_minutes is not None))
 
+    def exec(self, plan: SkyTaskPlan, cluster_name: str) -> str:
+        return str(self._sdk().exec_(build_sky_task(plan), cluster_name))
+
     def launch_requests(self, cluster_name: str) -> list[LaunchRequest]:
         sdk = self._sdk()
-        name = sdk.launch_request_name()
+        # an exec (a probe's start) counts too: live, the job is on its way
+        names = {sdk.launch_request_name(), sdk.exec_request_name()}
         found = [p for p in sdk.requests_of(cluster_name)
-                 if p.name == name and p.cluster_name == cluster_name]
+                 if p.name in names and p.cluster_name == cluster_name]
         found.sort(key=lambda p: p.created_at)
         return [LaunchRequest(p.request_id, p.status, sdk.request_error_text(p.error))
                 for p in found]

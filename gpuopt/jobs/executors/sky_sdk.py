@@ -111,6 +111,11 @@ def launch(task: Any, cluster_name: str, *, idle_minutes_to_autostop: int | None
                                 down=down))
 
 
+def exec_(task: Any, cluster_name: str) -> str:
+    """``sky exec``: run the task on the cluster as it is (no provisioning, no setup)."""
+    return str(sdk.exec(task, cluster_name=cluster_name))
+
+
 def requests_of(cluster_name: str) -> list[Any]:
     """The API server's requests about that cluster (``RequestPayload``), finished too."""
     return list(sdk.api_status(all_status=True, cluster_name=cluster_name))
@@ -120,6 +125,12 @@ def launch_request_name() -> str:
     """The name the API server files a launch request under ('sky.launch' in 0.14)."""
     return str(server_constants.REQUEST_NAME_PREFIX
                + request_names.RequestName.CLUSTER_LAUNCH.value)
+
+
+def exec_request_name() -> str:
+    """The name the API server files an exec request under ('sky.exec' in 0.14)."""
+    return str(server_constants.REQUEST_NAME_PREFIX
+               + request_names.RequestName.CLUSTER_EXEC.value)
 
 
 def request_error_text(error: str | None) -> str:
@@ -199,7 +210,7 @@ def _client_side() -> None:
     sky_annotations.client_api(version)()
 
 
-def new_task(*, name: str, setup: str | None, run: str, envs: dict[str, str],
+def new_task(*, name: str, setup: str | None, run: str | None, envs: dict[str, str],
              secrets: dict[str, str] | None, workdir: str | None,
              file_mounts: dict[str, str] | None, storage_mounts: dict[str, Any],
              resources: Any, num_nodes: int = 1) -> Any:

@@ -338,7 +338,7 @@ def build_sky_task(plan: SkyTaskPlan, pinned: bool = True) -> sky.Task:
     return sky_sdk.new_task(
         name=plan.name,
         setup=plan.setup,
-        run=plan.run,
+        run=plan.run or None,  # none: a probe's provisioning (the job runs by `sky exec`)
         envs=dict(plan.envs),
         secrets=dict(plan.secrets) or None,
         workdir=plan.workdir,

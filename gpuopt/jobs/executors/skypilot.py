@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from gpuopt.jobs.executors.base import (
@@ -21,13 +22,17 @@ from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
     FailureKind,
+    LaunchError,
     LaunchResult,
     Progress,
+    Provisioned,
+    ProvisionPending,
 )
 from gpuopt.jobs.executors.sky_client import ClusterJob, ClusterRecord, LaunchRequest, SkyClient
 from gpuopt.jobs.executors.sky_request_log import MAX_LOG_BYTES
 from gpuopt.jobs.executors.sky_task import (
     PROGRESS_ECHO_S,
+    SkyTaskPlan,
     exit_code_from_lines,
     is_wrapper_line,
     pin_zone_id,
@@ -95,6 +100,60 @@ class SkyPilotExecutor:
             raise launch_failure(exc, name) from exc
         return LaunchResult(name, adopted=False)
 
+    # -- probes (jobs.executors.base.Provisioner) --------------------------------------
+    def _plan(self, spec: AttemptSpec) -> SkyTaskPlan:
+        plan = plan_task(spec, mount_mode=self.mount_mode, progress_echo_s=self.progress_echo_s,
+                         telemetry_interval_s=self.telemetry_interval)
+        return pin_zone_id(plan, spec.placement.zone)
+
+    def provision(self, spec: AttemptSpec) -> Provisioned:
+        """``sky launch`` of the attempt's cluster without its run (the setup and the
+        mounts only), then, at later calls, the cluster once UP. ``ProvisionPending``
+        while it comes up; ``LaunchError`` when its launch failed (its kind from
+        SkyPilot's exception: CAPACITY for no capacity)."""
+        name = spec.cluster_name
+        plan = self._plan(spec)
+        if name in self._final:
+            raise LaunchError(f"{name} ended already", FailureKind.LAUNCH)
+        requests = self.client.launch_requests(name)
+        if not requests:
+            try:
+                self.client.launch(replace(plan, run=""), name)
+            except Exception as exc:
+                from gpuopt.jobs.executors.sky_errors import launch_failure
+
+                raise launch_failure(exc, name) from exc
+            requests = self.client.launch_requests(name)
+        if any(r.live for r in requests):
+            raise ProvisionPending(f"{name}: provisioning")
+        record = self.client.status(name)
+        if record is not None and record.status == "UP":
+            return Provisioned(name, _utc(record.launched_at) or datetime.now(UTC))
+        if requests and requests[-1].status == "FAILED":
+            failed = self._failed_launch(name, requests[-1])
+            raise LaunchError(failed.detail, failed.failure or FailureKind.LAUNCH)
+        state = record.status if record is not None else "gone"
+        raise LaunchError(f"{name}: cluster {state} after its provisioning", FailureKind.LAUNCH)
+
+    def start(self, spec: AttemptSpec) -> LaunchResult:
+        """``sky exec`` of the job on the probe's cluster; adopted when a job is there or
+        on its way (an exec request live)."""
+        name = spec.cluster_name
+        plan = self._plan(spec)
+        if name in self._final:
+            return LaunchResult(name, adopted=True)
+        if self.client.status(name) is None:
+            raise LaunchError(f"{name}: no cluster to start the job on", FailureKind.LAUNCH)
+        if self.client.queue(name) or any(r.live for r in self.client.launch_requests(name)):
+            return LaunchResult(name, adopted=True)
+        try:
+            self.client.exec(plan, name)
+        except Exception as exc:
+            from gpuopt.jobs.executors.sky_errors import launch_failure
+
+            raise launch_failure(exc, name) from exc
+        return LaunchResult(name, adopted=False)
+
     # -- poll -------------------------------------------------------------------------
     def poll(self, cluster_name: str) -> AttemptStatus:
         final = self._final.get(cluster_name)
@@ -158,7 +217,12 @@ class SkyPilotExecutor:
     def _from_queue(self, name: str, record: ClusterRecord) -> AttemptStatus:
         jobs = self.client.queue(name)
         if not jobs:
-            return AttemptStatus(name, AttemptState.PENDING, started_at=_utc(record.launched_at))
+            if any(r.live for r in self.client.launch_requests(name)):
+                return AttemptStatus(name, AttemptState.PENDING,
+                                     started_at=_utc(record.launched_at))
+            # up, no job and none on its way: a probe's cluster, provisioned
+            return AttemptStatus(name, AttemptState.PROVISIONED,
+                                 started_at=_utc(record.launched_at), detail="provisioned")
         job = jobs[-1]
         started, ended = _utc(job.start_at), _utc(job.end_at)
         if job.status in _PENDING_JOB:

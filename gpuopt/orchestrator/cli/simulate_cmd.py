@@ -98,7 +98,7 @@ def simulate(
                           "(every zone's availability each tick, the published model), launch "
                           "(only what launches and the held spot tell, as the daemon) or "
                           "launch-probe (the same, launching spot from a held attempt "
-                          "without stopping it first; replay only). "
+                          "without stopping it first, as the daemon with [spot] probe). "
                           "Default: tick with --engine replay, launch with --engine daemon.")
     ] = None,
     engine: Annotated[
@@ -149,16 +149,17 @@ def simulate(
 
 def _engine_information(engine: str, information: str | None) -> Information:
     """The information model: what the policy learns of spot. The daemon learns only
-    from launches and what it holds, so ``--engine daemon`` runs ``launch`` alone."""
+    from launches and what it holds, so ``--engine daemon`` runs ``launch`` (stop, then
+    launch) or ``launch-probe`` (make before break, ``[spot] probe``) alone."""
     from gpuopt.policies.spot.model import Information
 
     default = Information.LAUNCH if engine == "daemon" else Information.TICK
     info = default if information is None else _information(information)
-    if engine == "daemon" and info is not Information.LAUNCH:
+    if engine == "daemon" and info is Information.TICK:
         raise _bad(f"--information {info.value}: --engine daemon runs the launch "
                    "information model only (the daemon learns of spot only from its "
-                   "launches and the spot it holds); drop --information or use "
-                   "--engine replay")
+                   "launches and the spot it holds): launch or launch-probe; drop "
+                   "--information or use --engine replay")
     return info
 
 
@@ -203,7 +204,7 @@ def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float
         start_tick=start_tick,
     )
     if engine == "daemon":
-        result = _run_daemon(sc, policy, as_json)
+        result = _run_daemon(sc, policy, as_json, information)
     else:
         result = replay(sc, get_policy(policy), information)
     if as_json:
@@ -212,19 +213,24 @@ def _run_one(traces: list[Trace], job: Job, deadline_s: float, start_hour: float
     _print_result(result, policy, traces, deadline_s, information, engine)
 
 
-def _run_daemon(sc: Scenario, policy: str, as_json: bool) -> SimResult:
+def _run_daemon(sc: Scenario, policy: str, as_json: bool,
+                information: Information | None = None) -> SimResult:
     """The daemon engine, with a transient progress bar on stderr (not with --json)."""
     from rich.progress import Progress
 
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
     from gpuopt.orchestrator.simulate.daemon_engine import run_daemon
+    from gpuopt.policies.spot.model import Information
+    from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
     from gpuopt.policies.spot.replay import SimulationError
 
+    probe_s = DEFAULT_PROBE_S if information is Information.LAUNCH_PROBE else None
     with Progress(console=err_console(), transient=True, disable=as_json) as bar:
         task = bar.add_task("reconciling", total=sc.deadline_ticks)
         try:
-            return run_daemon(sc, policy, progress=lambda t: bar.update(task, completed=t + 1))
+            return run_daemon(sc, policy, progress=lambda t: bar.update(task, completed=t + 1),
+                              probe_s=probe_s)
         except SimulationError as err:
             raise UserError(f"--engine daemon: {err}", exit_code=1) from None
 

@@ -27,6 +27,7 @@ from pydantic import (
 
 from gpuopt.core.durations import format_duration, parse_duration
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
 from gpuopt.policies.spot.registry import DEFAULT_POLICY, POLICIES
 from gpuopt.providers.clouds import (
     adapter_cloud_names,
@@ -210,6 +211,19 @@ class PlacementConfig(_Section):
             if not 0 <= rate <= 1:
                 raise ValueError(f"{cloud}: {rate} must be between 0 and 1 per hour")
         return v
+
+
+class SpotConfig(_Section):
+    # Probe spot without stopping what is held (make before break, issue 25): a job under
+    # the deadline spot policy that holds an attempt provisions the spot it moves to while
+    # the attempt runs on, and stops it only once the new instance is up. Unset: on
+    # executors whose placements are real and can provision (SkyPilot), not on the local
+    # executor (its placements are simulated: a probe would only restart the program);
+    # true: on every executor that can provision (local too); false: stop, then launch
+    # (the launch information model, for comparison).
+    probe: bool | None = None
+    # The provisioning time the policy prices a probe at (seconds; policies/spot/probe.py).
+    probe_seconds: float = Field(default=DEFAULT_PROBE_S, ge=0, le=86_400)
 
 
 class LogFormat(StrEnum):
@@ -429,6 +443,7 @@ class Settings(_Section):
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     reserved: list[ReservedCapacity] = Field(default_factory=list)
     placement: PlacementConfig = Field(default_factory=PlacementConfig)
+    spot: SpotConfig = Field(default_factory=SpotConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     report: ReportConfig = Field(default_factory=ReportConfig)
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)

@@ -239,6 +239,15 @@ def _step_job(store: Store, executor_for: ExecutorFor, tick: _OncePerStep | None
         return
     report.step_failures_seen[job_id] = job.step_failures
     executor = executor_for(job.executor)
+    if any(a.status == AttemptPhase.PROVISIONING for a in attempts):
+        # a probe in flight (make before break): carried on from where it stands, or
+        # torn down for a cancelled job, whose open attempt is then cancelled below
+        from gpuopt.orchestrator.reconcile.probing import advance_probe
+
+        advance_probe(store, executor, job.id, now, report)
+        job, attempts = _load(store, job_id)
+        if job is None or job.status not in LIVE_JOB_STATUSES or not job.cancel_requested:
+            return
     open_attempt = next((a for a in attempts if a.status in OPEN), None)
     if open_attempt is not None:
         if job.cancel_requested:
@@ -305,7 +314,13 @@ def _watch(store: Store, executor: Executor, job: JobRow, attempts: Sequence[Att
     status = executor.adopt(a.cluster_name)
     report.watched.append((job.id, a.number, a.cluster_name))
     state = status.state
-    if state in (AttemptState.PENDING, AttemptState.RUNNING):
+    if state is AttemptState.PROVISIONED and a.status == AttemptPhase.LAUNCHING:
+        # a probe's instance, up, the job's start not made (its loop died): start it
+        from gpuopt.orchestrator.reconcile.probing import start_provisioned
+
+        start_provisioned(store, executor, job, a, now, report)
+        return False, True
+    if state in (AttemptState.PENDING, AttemptState.RUNNING, AttemptState.PROVISIONED):
         _record_progress(store, job, a, status, now)
         record_running(store, a, status, now)
         return False, True
@@ -623,14 +638,15 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 # -- placing and launching --------------------------------------------------------------
 def _decide(store: Store, tick: _OncePerStep, job: JobRow, spec: JobSpec,
             attempts: Sequence[AttemptRow], now: datetime,
-            held: AttemptRow | None = None) -> Decision:
+            held: AttemptRow | None = None, probe_s: float | None = None) -> Decision:
     from gpuopt.orchestrator.reconcile.placement_inputs import decide_placement
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 
     return decide_placement(store, spec, job, attempts, tick.settings, tick(),
                             job_cost_micros(attempts, now),
                             also_avoid=places_to_avoid(past_attempts(attempts)),
-                            calibration=load_calibration(store, spec), held=held)
+                            calibration=load_calibration(store, spec), held=held,
+                            probe_s=probe_s)
 
 
 def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRow,
@@ -639,12 +655,20 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     """A job under the deadline spot policy, holding a live attempt: ask the policy
     (policies.next_attempt) and, when it wants something else, stop the attempt (closed
     ``moved``) and start what it wants, in this step."""
+    from gpuopt.orchestrator.reconcile.probing import probe_seconds, start_probe
+
     spec = load_stored_spec(job)
     if not spot_policy_decides(spec, job.deadline_at):
         return
-    decision = _decide(store, tick, job, spec, attempts, now, held=a)
+    probe_s = probe_seconds(tick.settings, executor)
+    decision = _decide(store, tick, job, spec, attempts, now, held=a, probe_s=probe_s)
     if isinstance(decision, Keep | NoPlace):
         return  # NoPlace: nothing better to move to; the attempt goes on
+    if (probe_s is not None and isinstance(decision, Placed)
+            and decision.candidate.offer.market is Market.SPOT):
+        # make before break: the attempt runs on until the spot instance is up
+        start_probe(store, executor, job, attempts, a, decision, now, report)
+        return
     from gpuopt.orchestrator.store.jobs_repo import update_attempt
 
     why = decision.reason if isinstance(decision, Wait) else decision.note
@@ -688,7 +712,10 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
         report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
                                        f"next try at {not_before.isoformat(timespec='seconds')}"))
         return
-    decision = _decide(store, tick, job, spec, attempts, now)
+    from gpuopt.orchestrator.reconcile.probing import probe_seconds
+
+    decision = _decide(store, tick, job, spec, attempts, now,
+                       probe_s=probe_seconds(tick.settings, executor))
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
@@ -703,8 +730,20 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
 def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec,
                       attempts: Sequence[AttemptRow], decision: Placed, now: datetime,
                       report: StepReport) -> None:
-    from gpuopt.core.money import to_micros
     from gpuopt.orchestrator.store.jobs_repo import claim_attempt
+
+    row, placed = new_attempt_row(executor, job, attempts, decision, now)
+    if not claim_attempt(store, job.id, (job.status,), row, now,
+                         f"attempt {row.number}: {placed}"):
+        return  # another loop placed it
+    crash_point("claimed")
+    _launch(store, executor, job, spec, row, now, report, placed)
+
+
+def new_attempt_row(executor: Executor, job: JobRow, attempts: Sequence[AttemptRow],
+                    decision: Placed, now: datetime) -> tuple[AttemptRow, str]:
+    """The job's next attempt as ``decision`` places it (not stored), and how it reads."""
+    from gpuopt.core.money import to_micros
 
     offer, nodes = decision.candidate.offer, decision.candidate.nodes
     number = len(attempts) + 1
@@ -728,10 +767,7 @@ def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSp
     placed = (f"{decision.candidate.shape} {offer.market.value} in "
               f"{where} ({offer.instance_type}) at ${decision.candidate.price_per_hour}/h"
               + (f"; {decision.note}" if decision.note else ""))
-    if not claim_attempt(store, job.id, (job.status,), row, now, f"attempt {number}: {placed}"):
-        return  # another loop placed it
-    crash_point("claimed")
-    _launch(store, executor, job, spec, row, now, report, placed)
+    return row, placed
 
 
 def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
@@ -748,7 +784,9 @@ def _fail_unplaced(store: Store, job: JobRow, now: datetime, reason: str,
 
 
 def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: AttemptRow,
-            now: datetime, report: StepReport, message: str = "") -> None:
+            now: datetime, report: StepReport, message: str = "", probe: bool = False) -> None:
+    """``probe``: start the job on the probe's instance, up since the row's start (held
+    from then, whatever becomes of the start)."""
     from gpuopt.orchestrator.store.jobs_repo import add_event, attempt_by_number
     from gpuopt.orchestrator.submit.job_secrets import open_secrets
 
@@ -758,7 +796,13 @@ def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: A
     try:
         # SecretsUnavailable (a UserError) when this node holds no key they were sealed for
         secrets = open_secrets(store, job.id, spec.secrets)
-        executor.launch(attempt_spec(job, spec, saved, secrets))
+        if probe:
+            from gpuopt.jobs.executors.base import Provisioner
+
+            assert isinstance(executor, Provisioner)
+            executor.start(attempt_spec(job, spec, saved, secrets))
+        else:
+            executor.launch(attempt_spec(job, spec, saved, secrets))
     except LaunchOutcomeUnknown as err:
         # It may be starting: the attempt stays open, and the next steps ask the executor
         # (adopt/poll) what became of it before anything new is launched for this job.
@@ -775,7 +819,8 @@ def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: A
     except Exception as err:
         kind, detail = FailureKind.LAUNCH, f"{type(err).__name__}: {err}"
     else:
-        record_after(store, job, saved, ObservationKind.LAUNCH_OK, now)
+        if not probe:  # a probe's launch_ok was its provisioning's
+            record_after(store, job, saved, ObservationKind.LAUNCH_OK, now)
         report.launched.append(saved.cluster_name)
         report.events.append(JobEvent("re-placed" if job.status == JobStatus.PREEMPTED
                                       else "launched", job.id, saved.number, message))
@@ -787,6 +832,7 @@ def _launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec, row: A
     _, attempts = _load(store, job.id)
     failed = AttemptStatus(saved.cluster_name, AttemptState.FAILED, failure=kind,
                            detail=detail)
-    # Nothing started: the attempt held no machine and costs nothing.
+    # Nothing started: the attempt held no machine and costs nothing (a probe's instance
+    # was held from its provisioning).
     _Closer(store, executor, job, attempts, saved, failed, now, report)(
-        EndReason.FAILED, kind, detail=detail, held=False)
+        EndReason.FAILED, kind, detail=detail, held=probe)

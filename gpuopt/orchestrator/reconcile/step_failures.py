@@ -25,7 +25,8 @@ from gpuopt.orchestrator.store.engine import Store
 
 log = logging.getLogger("gpuopt.reconcile")
 STEP_FAILURES_TO_FAIL = 5  # reconcile steps of one job that raised, in a row
-OPEN = OPEN_ATTEMPT_PHASES
+# a probe's instance (provisioning) is torn down with the rest
+OPEN = (*OPEN_ATTEMPT_PHASES, AttemptPhase.PROVISIONING)
 
 
 def step_failed(store: Store, executor_for: ExecutorFor, job_id: str, err: Exception,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gpuopt.reconcile")
 STOP_BACKOFF = Backoff(first=timedelta(seconds=30), factor=2, cap=timedelta(minutes=10))
-CLOSABLE = (*OPEN_ATTEMPT_PHASES, AttemptPhase.STOP_FAILED)
+CLOSABLE = (*OPEN_ATTEMPT_PHASES, AttemptPhase.STOP_FAILED, AttemptPhase.PROVISIONING)
 MAX_ERROR_CHARS = 2000
 
 

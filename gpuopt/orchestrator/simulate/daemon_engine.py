@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from gpuopt.orchestrator.simulate.trace_executor import TRACE_EXECUTOR, TraceExecutor, VirtualClock
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, TIME_TOLERANCE_S, Hold, spot
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
 from gpuopt.policies.spot.replay import Scenario, SimResult, SimulationError
 
 if TYPE_CHECKING:
@@ -69,17 +70,20 @@ def max_ticks(sc: Scenario) -> int:
 
 def run_daemon(sc: Scenario, policy_name: str,
                progress: Callable[[int], None] | None = None,
-               trail: list[str] | None = None) -> SimResult:
+               trail: list[str] | None = None, probe_s: float | None = None) -> SimResult:
     """Replay ``sc`` through the daemon's reconcile step with ``policy_name`` as its
     spot policy; ``progress(t)`` is called after each step; ``trail`` (if given) gets
-    the job's events and waits, ``tick <t>: <kind>: <message>``. SimulationError when
-    the daemon ends the job without finishing it or never finishes it."""
+    the job's events and waits, ``tick <t>: <kind>: <message>``. ``probe_s``: the
+    daemon probes (``[spot] probe``, the replay's ``launch-probe`` with that
+    provisioning time); None: it stops, then launches (``launch``). SimulationError when
+    the daemon ends the job without finishing it or never finishes it, or started the
+    job on a probe's instance while another attempt ran it."""
     with _simulation_home() as home:
         from gpuopt.orchestrator.store import open_store
 
         store = open_store(f"sqlite:///{home / 'gpuopt.db'}")
         try:
-            return _run(store, home, sc, policy_name, progress, trail)
+            return _run(store, home, sc, policy_name, progress, trail, probe_s)
         finally:
             store.close()
 
@@ -99,10 +103,13 @@ def _simulation_home() -> Iterator[Path]:
                 os.environ["GPUOPT_HOME"] = before
 
 
-def simulation_settings(sc: Scenario, policy_name: str) -> Settings:
+def simulation_settings(sc: Scenario, policy_name: str,
+                        probe_s: float | None = None) -> Settings:
     from gpuopt.orchestrator.config.model import Settings
 
     return Settings.model_validate({
+        "spot": {"probe": probe_s is not None,
+                 "probe_seconds": probe_s if probe_s is not None else DEFAULT_PROBE_S},
         "clouds": {"enabled": [CLOUD]},
         "daemon": {"reconcile_interval": timedelta(seconds=sc.gap_s)},
         "placement": {"restart_overhead": timedelta(seconds=sc.restart_overhead_s),
@@ -221,13 +228,14 @@ def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Pa
 
 
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
-         progress: Callable[[int], None] | None, trail: list[str] | None) -> SimResult:
+         progress: Callable[[int], None] | None, trail: list[str] | None,
+         probe_s: float | None = None) -> SimResult:
     from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
     from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     zones = zone_names(len(sc.traces))
-    settings = simulation_settings(sc, policy_name)
+    settings = simulation_settings(sc, policy_name, probe_s)
     offers = simulation_offers(sc, zones, START)
     _record_offers(store, offers, START)
     text, spec = solve_job(sc, offers, home)
@@ -235,13 +243,16 @@ def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
     clock = VirtualClock(START)
     executor = TraceExecutor(traces=sc.traces, zones=zones, gap_s=sc.gap_s, start=START,
                              restart_overhead_s=sc.restart_overhead_s, task_s=sc.task_s,
-                             clock=clock, start_tick=sc.start_tick)
+                             clock=clock, start_tick=sc.start_tick,
+                             probe_s=probe_s if probe_s is not None else DEFAULT_PROBE_S)
     limit = max_ticks(sc)
     for t in range(limit):
         clock.now = executor.at(t)
         report = reconcile_once(store, lambda _kind: executor, settings, now=clock.now)
         if report.errors:
             raise SimulationError(f"tick {t}: the reconcile step failed: {report.errors}")
+        if executor.overlaps:
+            raise SimulationError(f"tick {t}: the job ran twice at once: {executor.overlaps}")
         if progress is not None:
             progress(t)
         with store.session() as session:
@@ -276,7 +287,8 @@ def _hold_of(a: AttemptRow, zones: Sequence[str]) -> Hold:
 def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float,
                  steps: int) -> tuple[tuple[Hold, ...], tuple[int, ...]]:
     """Per tick before ``steps``: the attempt launched then, else the one held through
-    it, else nothing; and the ticks whose launch failed (it held nothing)."""
+    it, else nothing; and the ticks whose launch failed (it held nothing; a failed
+    probe is no failed launch: :func:`probes_of`)."""
     from gpuopt.jobs.states import EndReason
 
     launched: dict[int, AttemptRow] = {}
@@ -287,7 +299,8 @@ def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: fl
         launched[t0] = a
         never_held = a.end_reason == EndReason.FAILED and a.ended_at == a.started_at
         if never_held:
-            failed.append(t0)
+            if a.probe_of is None:
+                failed.append(t0)
             continue
         end = None if a.ended_at is None else _tick_of(a.ended_at, gap_s)
         spans.append((t0, end, _hold_of(a, zones)))
@@ -301,6 +314,26 @@ def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: fl
     return tuple(out), tuple(sorted(set(failed)))
 
 
+def probes_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float
+              ) -> tuple[tuple[tuple[int, Hold], ...], int]:
+    """The failed probes (tick, what was held through it) and the probes that found
+    spot, as the replay counts them (``launch-probe``)."""
+    from gpuopt.jobs.states import EndReason
+
+    by_number = {a.number: a for a in attempts}
+    failed: list[tuple[int, Hold]] = []
+    found = 0
+    for a in sorted(attempts, key=lambda x: x.number):
+        if a.probe_of is None:
+            continue
+        if a.end_reason == EndReason.FAILED and a.ended_at == a.started_at:
+            failed.append((_tick_of(a.created_at, gap_s), _hold_of(by_number[a.probe_of],
+                                                                   zones)))
+        else:
+            found += 1
+    return tuple(failed), found
+
+
 def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
             attempts: Sequence[AttemptRow], zones: Sequence[str], steps: int,
             now: datetime) -> SimResult:
@@ -312,7 +345,11 @@ def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
     if finish is None:
         raise SimulationError("the daemon says the job succeeded; the traces say its work "
                               "is not done")
+    # the step of a probe whose held attempt finished before the switch ends the job in
+    # that step: its decision (the probe) is the last one
+    steps = max([steps, *(_tick_of(a.created_at, sc.gap_s) + 1 for a in attempts)])
     decisions, failed = decisions_of(attempts, zones, sc.gap_s, steps)
+    probes_failed, probes = probes_of(attempts, zones, sc.gap_s)
     return SimResult(
         cost=from_micros(job_cost_micros(attempts, now)),
         finish_s=finish,
@@ -320,6 +357,8 @@ def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
         preemptions=sum(a.end_reason == EndReason.PREEMPTED for a in attempts),
         decisions=decisions,
         failed_at=failed,
+        probes_failed_at=probes_failed,
+        probes=probes,
     )
 
 
@@ -339,4 +378,9 @@ def difference(expected: SimResult, got: SimResult, locations: int) -> str | Non
         return f"cost: expected {expected.cost:.6f}, got {got.cost:.6f}"
     if expected.failed_at != got.failed_at:
         return f"failed launches: expected at {expected.failed_at}, got at {got.failed_at}"
+    if expected.probes_failed_at != got.probes_failed_at:
+        return (f"failed probes: expected {expected.probes_failed_at}, "
+                f"got {got.probes_failed_at}")
+    if expected.probes != got.probes:
+        return f"probes that found spot: expected {expected.probes}, got {got.probes}"
     return None

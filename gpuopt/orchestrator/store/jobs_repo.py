@@ -188,8 +188,10 @@ class _Lost(GpuoptError):
 
 
 def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
-                  attempt: AttemptRow, now: datetime, message: str) -> bool:
-    """Claim the job for a new attempt and insert its row, in one committed transaction.
+                  attempt: AttemptRow, now: datetime, message: str,
+                  new_status: JobStatus = JobStatus.LAUNCHING) -> bool:
+    """Claim the job for a new attempt and insert its row, in one committed transaction;
+    the job goes ``new_status`` (a probe keeps the job's status: its attempt runs on).
 
     False when another loop got there first: the job was no longer in ``expected_status``
     (or had cancel requested), or an attempt with this number already exists.
@@ -203,7 +205,7 @@ def claim_attempt(store: Store, job_id: str, expected_status: Sequence[str],
                     col(JobRow.status).in_(expected_status),
                     col(JobRow.cancel_requested) == False,  # noqa: E712
                 )
-                .values(status=JobStatus.LAUNCHING, updated_at=now)
+                .values(status=new_status, updated_at=now)
                 .execution_options(synchronize_session=False)
             )
             if not getattr(claimed, "rowcount", 0):

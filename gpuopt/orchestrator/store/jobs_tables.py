@@ -118,6 +118,10 @@ class AttemptRow(SQLModel, table=True):
     next_stop_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     stop_error_kind: str | None = Field(default=None, max_length=64)
     stop_error: str | None = Field(default=None, sa_type=Text)
+    # Revision 0014_attempt_probes: a probe (make before break) is provisioned while the
+    # job's attempt number ``probe_of`` still runs the program (phase provisioning); it
+    # starts the job only once that attempt has stopped. None: not a probe.
+    probe_of: int | None = None
 
 
 class JobEventRow(SQLModel, table=True):

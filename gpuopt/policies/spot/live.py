@@ -112,8 +112,9 @@ def history_of(locations: Sequence[SpotLocation],
 
 
 def observation(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price: Decimal,
-                history: AvailabilityHistory) -> Observation:
-    """The policy's input, as the replay builds it under the ``launch`` model."""
+                history: AvailabilityHistory, probe_s: float | None = None) -> Observation:
+    """The policy's input, as the replay builds it under the ``launch`` model (with
+    ``probe_s``: ``launch-probe``, a spot launch from a held attempt is a probe)."""
     if not locations:
         raise ValueError("at least one spot location is needed")
     if len(history.locations) != len(locations):
@@ -139,13 +140,15 @@ def observation(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price
         tick_s=job.tick_s,
         history=history,
         spot_known=known,
+        probe_s=probe_s,
     )
 
 
 def decide(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price: Decimal,
-           history: AvailabilityHistory, policy: str) -> LiveDecision:
+           history: AvailabilityHistory, policy: str,
+           probe_s: float | None = None) -> LiveDecision:
     """Ask the named policy (policies.spot.registry) what the job should hold now."""
-    obs = observation(job, locations, on_demand_price, history)
+    obs = observation(job, locations, on_demand_price, history, probe_s)
     want = get_policy(policy).decide(obs)
     keep = want == obs.holding
     target = None

@@ -42,6 +42,7 @@ class _Cluster:
     start_at: float | None = None
     end_at: float | None = None
     proc: subprocess.Popen[bytes] | None = None
+    has_job: bool = True  # False: launched without run (a probe's), until an exec
 
 
 @dataclass
@@ -125,7 +126,8 @@ class FakeSkyClient:
                 LaunchRequest(request_id, "FAILED", ""))
             return request_id
         log = w.workdir / f"{cluster_name}.log"
-        cluster = _Cluster(cluster_name, plan, log, launched_at=time.time())
+        cluster = _Cluster(cluster_name, plan, log, launched_at=time.time(),
+                           has_job=bool(plan.run))
         with w.lock:
             w.clusters[cluster_name] = cluster
             w.requests.setdefault(cluster_name, []).append(LaunchRequest(request_id, "SUCCEEDED"))
@@ -134,11 +136,24 @@ class FakeSkyClient:
             raise w.raise_after_accept
         return request_id
 
-    def _run(self, cluster: _Cluster) -> None:
+    def exec(self, plan: SkyTaskPlan, cluster_name: str) -> str:
+        """``sky exec``: the run alone, on the cluster as it is (no setup)."""
+        self._record("exec", (cluster_name, plan))
+        w = self.world
+        request_id = f"req-{next(w._ids)}"
+        with w.lock:
+            cluster = w.clusters[cluster_name]  # SkyPilot fails the request without it
+            cluster.plan, cluster.has_job, cluster.job_status = plan, True, "PENDING"
+            w.requests.setdefault(cluster_name, []).append(LaunchRequest(request_id, "SUCCEEDED"))
+        threading.Thread(target=self._run, args=(cluster, False), daemon=True).start()
+        return request_id
+
+    def _run(self, cluster: _Cluster, setup: bool = True) -> None:
         env = {**os.environ, **cluster.plan.envs}
         cwd = cluster.plan.workdir or str(self.world.workdir)
         with open(cluster.log, "ab") as log:
-            for phase, script in (("setup", cluster.plan.setup), ("run", cluster.plan.run)):
+            for phase, script in (("setup", cluster.plan.setup if setup else None),
+                                  ("run", cluster.plan.run)):
                 if not script:
                     continue
                 with self.world.lock:
@@ -200,6 +215,8 @@ class FakeSkyClient:
         self._record("queue", cluster_name)
         with self.world.lock:
             c = self.world.clusters[cluster_name]  # SkyPilot raises for a missing cluster too
+            if not c.has_job:
+                return []
             return [ClusterJob(1, c.job_status, c.start_at, c.end_at)]
 
     def down(self, cluster_name: str) -> None:

@@ -24,12 +24,13 @@ import pytest
 from gpuopt.orchestrator.simulate.daemon_engine import difference, run_daemon
 from gpuopt.policies.spot.model import Hold, Information, Observation, SpotPolicy
 from gpuopt.policies.spot.registry import get_policy
-from gpuopt.policies.spot.replay import Scenario, simulate
+from gpuopt.policies.spot.replay import Scenario, SimResult, simulate
 from gpuopt.policies.spot.sweep import TraceSet, start_ticks
 from tests.conftest import SHARED_DATA
 
 SPOT, OD = Decimal("0.9731"), Decimal("3.06")
 OVERHEAD_S = 360.0
+PROBE_S = 150.0  # policies/spot/probe.py's default: SkyPilot's launch times
 
 
 def _scenario(traces: Sequence[Sequence[int]], gap: float, task_h: float, slack: float,
@@ -80,17 +81,23 @@ def _first_input_difference(want: Sequence[Observation], got: Sequence[Observati
 
 
 def _mismatches(scenarios: Sequence[Scenario], monkeypatch: pytest.MonkeyPatch,
-                policy: str = "auto") -> list[str]:
-    """Per scenario: the first decision, cost or policy input that differs."""
+                policy: str = "auto", information: Information = Information.LAUNCH,
+                results: list[SimResult] | None = None) -> list[str]:
+    """Per scenario: the first decision, cost or policy input that differs (under
+    ``launch-probe`` the daemon probes: ``[spot] probe``, with the replay's probe time).
+    ``results`` (if given) gets the replay's results."""
     import gpuopt.policies.spot.live as live
 
+    probing = information is Information.LAUNCH_PROBE
     out = []
     for sc in scenarios:
         replayed = Recorded(get_policy(policy))
-        want = simulate(sc, replayed, Information.LAUNCH)
+        want = simulate(sc, replayed, information, probe_s=PROBE_S)
+        if results is not None:
+            results.append(want)
         daemon = Recorded(get_policy(policy))
         monkeypatch.setattr(live, "get_policy", lambda _name, p=daemon: p)
-        got = run_daemon(sc, policy)
+        got = run_daemon(sc, policy, probe_s=PROBE_S if probing else None)
         monkeypatch.undo()
         why = difference(want, got, len(sc.traces)) or _first_input_difference(
             replayed.seen, daemon.seen, sc.gap_s)
@@ -129,6 +136,28 @@ def test_tight_deadlines_with_zone_moves_decide_as_the_replay(
     assert moves > 0  # the scenarios do move between zones
     found = _mismatches(scs, monkeypatch)
     assert not found, "\n".join(found)
+
+
+@pytest.mark.slow  # ~20 s each
+@pytest.mark.parametrize("traces", MOVES)
+@pytest.mark.parametrize("slack", [0.06, 0.09])
+def test_probes_on_tight_deadlines_with_zone_moves_decide_as_the_replay(
+        traces: tuple[list[int], ...], slack: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same scenarios under ``launch-probe``: the daemon probes (make before break)
+    from on-demand and from a spot in another zone as the replay does, its probes that
+    find no spot recorded as the replay's, its costs (the held attempt billed until the
+    probe's instance is up, the new one from the probe's request) within half a cent, and
+    never the job on two instances at once (the trace executor's check). A probe's
+    instance started before the held attempt stopped fails it (the job would run twice
+    over the provisioning time, and the trace executor says so)."""
+    scs = [_scenario(traces, 300.0, 8.0, slack, start) for start in range(0, 48, 3)]
+    results: list[SimResult] = []
+    found = _mismatches(scs, monkeypatch, information=Information.LAUNCH_PROBE,
+                        results=results)
+    assert not found, "\n".join(found)
+    assert sum(r.probes for r in results) > 0  # the scenarios do probe
+    assert sum(len(r.probes_failed_at) for r in results) > 0  # and find no spot at times
+    assert all(r.met_deadline for r in results)
 
 
 def _shared_multi_zone_sets() -> list[TraceSet]:

@@ -156,3 +156,43 @@ def test_the_clock_must_be_at_a_tick() -> None:
     clock.now = T0 + timedelta(seconds=100)
     with pytest.raises(ValueError, match="not at a tick"):
         ex.launch(_spec(1, None))
+
+
+def test_a_probe_runs_nothing_until_started_and_the_held_attempt_works_the_overlap() -> None:
+    """On-demand held from tick 0 (overhead 360 s of the 600 s tick); at tick 1 a probe of
+    us-east-1b (spot there) is up 150 s into the tick: the held attempt works those 150 s
+    and stops then; the new one works from max(360, 150) s into tick 1."""
+    from gpuopt.jobs.executors.base import Provisioner
+
+    ex, clock = _double(task=5000.0)
+    ex.probe_s = 150.0
+    assert isinstance(ex, Provisioner)
+    ex.launch(_spec(1, None))
+    _at(clock, 2)
+    with pytest.raises(LaunchError) as err:  # no spot in us-east-1a at tick 2
+        ex.provision(_spec(9, "us-east-1a"))
+    assert err.value.kind is FailureKind.CAPACITY
+    assert ex.poll(_spec(9, "us-east-1a").cluster_name).state is AttemptState.UNKNOWN
+    _at(clock, 1)
+    up = ex.provision(_spec(2, "us-east-1b"))
+    assert up.ready_at == T0 + timedelta(seconds=GAP + 150)
+    assert ex.poll(_spec(2, "us-east-1b").cluster_name).state is AttemptState.PROVISIONED
+    assert ex.provision(_spec(2, "us-east-1b")) == up  # idempotent
+    held = ex.stop(_spec(1, None).cluster_name)
+    assert (held.state, held.ended_at) == (AttemptState.CANCELLED, up.ready_at)
+    assert work_done(ex, "sim-job") == (GAP - 360.0) + 150.0
+    assert not ex.start(_spec(2, "us-east-1b")).adopted
+    assert ex.start(_spec(2, "us-east-1b")).adopted and not ex.overlaps
+    _at(clock, 2)
+    ex.poll(_spec(2, "us-east-1b").cluster_name)
+    assert work_done(ex, "sim-job") == (GAP - 360.0) + 150.0 + (GAP - 360.0)
+
+
+def test_a_probe_started_while_the_held_attempt_runs_is_reported() -> None:
+    ex, clock = _double(task=5000.0)
+    ex.launch(_spec(1, None))
+    _at(clock, 1)
+    ex.provision(_spec(2, "us-east-1b"))
+    ex.start(_spec(2, "us-east-1b"))  # the held attempt was never stopped
+    assert ex.overlaps == [f"{_spec(2, 'us-east-1b').cluster_name} started while "
+                           f"{_spec(1, None).cluster_name} ran the job"]

@@ -4,4 +4,4 @@ HEAD is the newest revision id; bump it with every new file in versions/ (a test
 it against Alembic's own head).
 """
 
-HEAD = "0013_users"
+HEAD = "0014_attempt_probes"
