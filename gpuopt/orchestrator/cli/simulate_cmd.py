@@ -96,9 +96,10 @@ def simulate(
     information: Annotated[
         str | None, typer.Option("--information", help="What the policy learns of spot: tick "
                           "(every zone's availability each tick, the published model), launch "
-                          "(only what launches and the held spot tell, as the daemon) or "
+                          "(only what launches and the held spot tell, as the daemon), "
                           "launch-probe (the same, launching spot from a held attempt "
-                          "without stopping it first; replay only). "
+                          "without stopping it first; replay only) or launch-probe+signals "
+                          "(and the clouds' capacity signals, derived from the traces). "
                           "Default: tick with --engine replay, launch with --engine daemon.")
     ] = None,
     engine: Annotated[
