@@ -9,7 +9,7 @@ job and prices; ``--synthetic``: simulate_synthetic.py's Markov sets instead), f
 
 1. every signal alone at each weight of ``GRID`` (the others off),
 2. all signals together, each at its best weight alone (ties: the smaller weight),
-3. the ``FITTED`` weights in signals.py,
+3. a few pairs of the best ones (``PAIRS``) and the ``FITTED`` weights in signals.py,
 
 printing per configuration the mean cost as a multiple of the omniscient optimum's,
 single zone and several zones, and the deadline misses. Weight 0 everywhere is the
@@ -44,11 +44,19 @@ def alone(kind: Signal, w: float) -> SignalWeights:
                             for k in SIGNALS})
 
 
+PAIRS = (
+    ("offer 0.5 + placement-score 0.5", SignalWeights(placement_score=0.5, offer=0.5)),
+    ("offer 0.5 + eviction-rate 0.5", SignalWeights(offer=0.5, eviction_rate=0.5)),
+    ("offer 0.5 + placement-score 0.25 + eviction-rate 0.25",
+     SignalWeights(placement_score=0.25, offer=0.5, eviction_rate=0.25)),
+)
+
+
 def first_configs() -> list[tuple[str, SignalWeights]]:
     out = [("off (launch-probe)", OFF)]
     for kind in SIGNALS:
         out += [(f"{kind.value} {w:g}", alone(kind, w)) for w in GRID]
-    out.append(("FITTED", FITTED))
+    out += [*PAIRS, ("FITTED", FITTED)]
     return out
 
 
