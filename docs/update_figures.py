@@ -128,8 +128,8 @@ def _spot_sweep_summary() -> str:
         return "The stored sweep has no table.\n"
     cols = head.count("|") - 1
     return ("\n".join([head, "|" + "---|" * cols, *rows]) + "\n\n"
-            f"x the omniscient optimum (deadline misses). {header.strip()} "
-            "(the whole output: docs/spot-policy.md)\n")
+            f"x the omniscient optimum (deadline misses); {header.strip().rstrip(':')}; "
+            "the whole output: docs/spot-policy.md.\n")
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
