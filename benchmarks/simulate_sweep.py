@@ -20,7 +20,7 @@ set are quoted in the issue notes for comparison.
 The replay runs, as columns side by side, every information model (what the policies
 learn of spot, policies/spot/replay.py): ``tick`` (the published model: every zone's
 availability each tick), ``launch`` (only what a launch attempt and the spot held tell,
-as the daemon learns it; a launch first stops what is held) and ``launch-probe`` (the
+as the daemon learns it; a launch first stops what is held), ``launch-probe`` (the
 same, but a launch from a held attempt is a probe made before the held attempt stops,
 policies/spot/probe.py) and ``launch-probe+signals`` (the same, and the history reads
 the clouds' capacity signals as the replay derives them from the traces,
