@@ -1,7 +1,7 @@
 """Full sweep of issue 5 on the shared spot traces (run on demand, not in CI).
 
     /work/venv/bin/python benchmarks/simulate_sweep.py [--starts N] [--traces DIR]
-        [--deadlines 52,56] [--information tick|launch|launch-probe]
+        [--deadlines 52,56] [--information tick|launch|launch-probe|launch-probe+signals]
         [--engine replay|daemon [--policies auto,greedy]]
 
 Every trace file alone and, as multi-zone sets, the files of each folder that record the
@@ -20,9 +20,12 @@ set are quoted in the issue notes for comparison.
 The replay runs, as columns side by side, every information model (what the policies
 learn of spot, policies/spot/replay.py): ``tick`` (the published model: every zone's
 availability each tick), ``launch`` (only what a launch attempt and the spot held tell,
-as the daemon learns it; a launch first stops what is held) and ``launch-probe`` (the
+as the daemon learns it; a launch first stops what is held), ``launch-probe`` (the
 same, but a launch from a held attempt is a probe made before the held attempt stops,
-policies/spot/probe.py); ``--information`` runs one of them alone. It prints a markdown
+policies/spot/probe.py) and ``launch-probe+signals`` (the same, and the history reads
+the clouds' capacity signals as the replay derives them from the traces,
+policies/spot/replay_signals.py; only ``auto`` reads them); ``--information`` runs one
+of them alone. It prints a markdown
 table: per policy and single / multi-zone, the mean cost as a multiple of the
 omniscient optimum's (which always knows the whole trace) and the deadline misses.
 
@@ -113,7 +116,7 @@ def main() -> None:
         dt = time.perf_counter() - t0
         print(f"\ndeadline {hours} h: {len(scs)} windows over {len(sets)} trace sets, "
               f"{starts} starts per set, {dt:.1f} s")
-        print(table.markdown(("single-zone", "multi-zone")))
+        print(table.markdown(("single-zone", "multi-zone")), flush=True)
         for info in columns:
             for kind in ("single-zone", "multi-zone", "all"):
                 part = table.results.get((info, kind))
@@ -125,6 +128,7 @@ def main() -> None:
                     f"vs {b}" for b in ("uniform-progress", "uniform-progress-zones"))
                 print(f"{info.value}, auto, {kind} ({part.runs} runs): "
                       f"x{part.ratio('auto') or 0:.3f} opt; {vs}")
+        sys.stdout.flush()
 
 
 def _columns(columns: tuple[Information, ...], sc: Scenario

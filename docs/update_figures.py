@@ -39,7 +39,7 @@ BLOCK = re.compile(r"(<!-- figures:(?P<name>[a-z0-9_-]+) -->\n)(?P<body>.*?)"
 BENCH_ARGS = {
     "plan_bench": [],
     "daemon_footprint": ["--seconds", "20", "--settle", "5"],
-    "simulate_sweep": [],
+    "simulate_sweep": ["--starts", "60"],
 }
 
 
@@ -107,7 +107,33 @@ def _bench(name: str) -> Callable[[], str]:
     return render
 
 
+def _spot_sweep_summary() -> str:
+    """The README's short form of the stored sweep: `auto` and uniform-progress-zones,
+    one row per deadline and zones, every information column."""
+    path = RESULTS / "simulate_sweep.txt"
+    if not path.exists():
+        return "Not run yet: `.venv/bin/python docs/update_figures.py --run simulate_sweep`.\n"
+    header, _, body = path.read_text(encoding="utf-8").partition("\n\n")
+    rows: list[str] = []
+    head = ""
+    deadline = ""
+    for line in body.splitlines():
+        if m := re.match(r"deadline (\d+) h:", line):
+            deadline = m.group(1)
+        elif line.startswith("| policy |"):
+            head = "| deadline " + line
+        elif line.startswith(("| auto |", "| uniform-progress-zones |")):
+            rows.append(f"| {deadline} h " + line)
+    if not head:
+        return "The stored sweep has no table.\n"
+    cols = head.count("|") - 1
+    return ("\n".join([head, "|" + "---|" * cols, *rows]) + "\n\n"
+            f"x the omniscient optimum (deadline misses); {header.strip().rstrip(':')}; "
+            "the whole output: docs/spot-policy.md.\n")
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "spot-sweep-summary": _spot_sweep_summary,
     "memory-calibration": _memory_calibration,
     "runtime-calibration": _runtime_calibration,
     "held-out-accuracy": _held_out_accuracy,

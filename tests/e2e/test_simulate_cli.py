@@ -177,6 +177,16 @@ def test_information_launch_summary_and_bad_value(tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
 
 
+def test_daemon_engine_refuses_the_replay_only_signals_model(tmp_path: Path) -> None:
+    # the daemon engine has no trace-derived signals: refused, not silently run as `launch`
+    trace = _write(tmp_path, "a.json", [1, 1] + [0] * 20)
+    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--engine", "daemon",
+               "--information", "launch-probe+signals")
+    assert res.returncode == 2
+    assert "derived from the traces by the replay only" in " ".join(res.stderr.split())
+    assert "Traceback" not in res.stderr
+
+
 def test_sweep_on_launch_information_meets_every_deadline() -> None:
     _need_traces()
     res = _run("--trace", str(TRACE_2022 / "us-west-2a_v100_1.json"),

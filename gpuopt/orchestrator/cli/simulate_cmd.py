@@ -96,9 +96,11 @@ def simulate(
     information: Annotated[
         str | None, typer.Option("--information", help="What the policy learns of spot: tick "
                           "(every zone's availability each tick, the published model), launch "
-                          "(only what launches and the held spot tell, as the daemon) or "
+                          "(only what launches and the held spot tell, as the daemon), "
                           "launch-probe (the same, launching spot from a held attempt "
-                          "without stopping it first, as the daemon with [spot] probe). "
+                          "without stopping it first, as the daemon with [spot] probe) or "
+                          "launch-probe+signals (and the clouds' capacity signals, derived from "
+                          "the traces; replay only). "
                           "Default: tick with --engine replay, launch with --engine daemon.")
     ] = None,
     engine: Annotated[
@@ -160,6 +162,10 @@ def _engine_information(engine: str, information: str | None) -> Information:
                    "information model only (the daemon learns of spot only from its "
                    "launches and the spot it holds): launch or launch-probe; drop "
                    "--information or use --engine replay")
+    if engine == "daemon" and info.signals:
+        raise _bad(f"--information {info.value}: the clouds' capacity signals are derived "
+                   "from the traces by the replay only; use --engine replay, or "
+                   "--information launch-probe with --engine daemon")
     return info
 
 

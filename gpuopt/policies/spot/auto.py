@@ -73,6 +73,7 @@ from gpuopt.policies.spot.model import (
     spot,
 )
 from gpuopt.policies.spot.probe import probe_is_safe, probe_tick
+from gpuopt.policies.spot.signals import FITTED, SignalWeights
 from gpuopt.policies.spot.slack import is_safe
 
 DONE_EPS_S = 1e-3
@@ -101,6 +102,10 @@ def _spot_choices(obs: Observation) -> list[Hold]:
 @dataclass(frozen=True, slots=True)
 class AutoPolicy:
     name: str = "auto"
+    # How much each capacity signal in the history counts beside launches (signals.py);
+    # without readings in the history (the daemon today, the replay without signals)
+    # the weights change nothing.
+    signal_weights: SignalWeights = FITTED
 
     def decide(self, obs: Observation) -> Hold:
         if obs.work_left_s <= DONE_EPS_S:
@@ -208,8 +213,7 @@ class AutoPolicy:
                 return target
         return self._without_spot(obs, held)
 
-    @staticmethod
-    def _best_guess(obs: Observation) -> tuple[Hold, float] | None:
+    def _best_guess(self, obs: Observation) -> tuple[Hold, float] | None:
         """The unobserved location where a launch is safe (as spot and if it fails) and
         most worth it (chance x discount; then longer learned spells; then index)."""
         if not is_safe(obs, NOTHING):
@@ -222,7 +226,7 @@ class AutoPolicy:
             if obs.known(i) or not probe_is_safe(obs, spot(i)):
                 continue
             loc = obs.history.locations[i]
-            chance = est.chance_available(loc, horizon)
+            chance = est.chance_now(obs.history, i, horizon, self.signal_weights)
             chance_of[i] = chance
             value = chance * max(float(od - obs.spot_prices[i]), 0.0)
             spell = est.expected_remaining_s(loc.spells, 0.0, horizon)
@@ -295,7 +299,7 @@ class AutoPolicy:
         for i in range(obs.locations):
             if obs.known(i) or not probe_is_safe(obs, spot(i)):
                 continue
-            chance = est.chance_available(obs.history.locations[i], horizon)
+            chance = est.chance_now(obs.history, i, horizon, self.signal_weights)
             net = self._probe_net(obs, spot(i))
             out.append((chance * max(net, 0.0),
                         chance * max(float(od - obs.spot_prices[i]), 0.0), spot(i), net))

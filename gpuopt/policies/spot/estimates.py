@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import math
 
-from gpuopt.policies.spot.history import BUCKETS, LocationHistory, RunStats, bucket_bounds
+from gpuopt.policies.spot.history import (
+    BUCKETS,
+    AvailabilityHistory,
+    LocationHistory,
+    RunStats,
+    bucket_bounds,
+)
+from gpuopt.policies.spot.signals import SignalWeights, pooled_chance
 
 PRIOR_RUNS = 1.0
 PRIOR_AVAILABILITY = 0.5
@@ -80,3 +87,17 @@ def chance_available(loc: LocationHistory, horizon_s: float) -> float:
     dist = remaining_distribution(stats, loc.run_s, horizon_s)
     ended = sum(w for x, w in dist if x <= loc.unknown_s)
     return 1.0 - ended if loc.available else ended
+
+
+def chance_now(history: AvailabilityHistory, location: int, horizon_s: float,
+               weights: SignalWeights) -> float:
+    """:func:`chance_available`, pooled with the location's capacity-signal readings
+    (policies/spot/signals.py; with every weight 0, or no reading, the history alone).
+    A reading no newer than the location's last observation (a launch, a held spot) is
+    superseded by it and not counted."""
+    loc = history.locations[location]
+    own = chance_available(loc, horizon_s)
+    sig = history.signals_of(location)
+    if loc.available is not None and not sig.empty:
+        sig = sig.newer_than(loc.unknown_s)
+    return pooled_chance(own, sig, weights)

@@ -17,8 +17,10 @@ the closed run's length is an upper bound).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from gpuopt.policies.spot.signals import NO_SIGNALS, LocationSignals, Signal
 
 # Bucket i (i >= 1) holds run lengths in [EDGE0 * 2**(i-1), EDGE0 * 2**i); bucket 0 holds
 # runs shorter than EDGE0. 16 buckets span one minute to ~1.1 years.
@@ -132,10 +134,32 @@ class LocationHistory:
 
 @dataclass(frozen=True, slots=True)
 class AvailabilityHistory:
-    """Per-location histories plus ``anywhere``: spot available in at least one location."""
+    """Per-location histories plus ``anywhere``: spot available in at least one location.
+
+    ``signals`` holds the newest reading of each capacity signal per location
+    (policies/spot/signals.py): empty until one is read (so a history without signals
+    is the same value whether or not signals were ever possible), then one
+    :class:`LocationSignals` per location, aged by every tick observed."""
 
     locations: tuple[LocationHistory, ...] = ()
     anywhere: LocationHistory = field(default_factory=LocationHistory)
+    signals: tuple[LocationSignals, ...] = ()
+
+    def signals_of(self, location: int) -> LocationSignals:
+        return self.signals[location] if self.signals else NO_SIGNALS
+
+    def read(self, readings: Iterable[tuple[int, Signal, float]]) -> AvailabilityHistory:
+        """Fresh signal readings ``(location, signal, chance)`` of this tick."""
+        todo = list(readings)
+        if not todo:
+            return self
+        sig = list(self.signals) if self.signals else [NO_SIGNALS] * len(self.locations)
+        for loc, kind, chance in todo:
+            sig[loc] = sig[loc].read(kind, chance)
+        return AvailabilityHistory(self.locations, self.anywhere, tuple(sig))
+
+    def _aged(self, dt_s: float) -> tuple[LocationSignals, ...]:
+        return tuple(s.aged(dt_s) for s in self.signals) if self.signals else ()
 
     @classmethod
     def empty(cls, locations: int) -> AvailabilityHistory:
@@ -162,6 +186,7 @@ class AvailabilityHistory:
                 for loc, a in zip(self.locations, seen, strict=True)
             ),
             self.anywhere.observe(anywhere, tick_s),
+            self._aged(tick_s),
         )
 
     def observe_n(self, available: Sequence[bool | None], n: int,
@@ -179,4 +204,5 @@ class AvailabilityHistory:
             tuple(loc.observe_n(a, n, tick_s)
                   for loc, a in zip(self.locations, seen, strict=True)),
             self.anywhere.observe_n(anywhere, n, tick_s),
+            self._aged(n * tick_s),
         )

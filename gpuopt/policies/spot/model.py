@@ -34,11 +34,24 @@ class Information(StrEnum):
       probe (make before break): the held attempt keeps running while spot is
       provisioned and stops only once the new instance is up; a probe into no spot
       costs nothing and leaves the held attempt running (policies/spot/probe.py).
+    - ``launch-probe+signals``: ``launch-probe``, and the history also reads the
+      clouds' capacity signals (placement scores, offers listed or gone, eviction
+      rates, other jobs' preemptions: policies/spot/signals.py), which the replay
+      derives from the traces (policies/spot/replay_signals.py).
     """
 
     TICK = "tick"
     LAUNCH = "launch"
     LAUNCH_PROBE = "launch-probe"
+    LAUNCH_PROBE_SIGNALS = "launch-probe+signals"
+
+    @property
+    def probes(self) -> bool:
+        return self in (Information.LAUNCH_PROBE, Information.LAUNCH_PROBE_SIGNALS)
+
+    @property
+    def signals(self) -> bool:
+        return self is Information.LAUNCH_PROBE_SIGNALS
 
 
 class Kind(StrEnum):

@@ -13,7 +13,9 @@ instance type, market):
   offer there. No listed offer means no spot (unavailable until it is listed again); a
   listed offer proves nothing about capacity, so it only ends the ``offer_gone`` state;
 - ``placement_score``: AWS's spot placement score (``value``, 1-10) from a price poll:
-  kept for the estimates, not an observation of availability here.
+  not an observation of availability (no tick is True or False for it); the newest one
+  of each place is handed to the history as a signal reading (policies/spot/signals.py,
+  weighted by the policy) aged by the time since it was read.
 
 :func:`fold_place` turns a place's observations into what each decision tick knew, the
 way the simulator's ``launch`` information model does: tick k covers
@@ -30,12 +32,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
 from gpuopt.core.places import Place
 from gpuopt.policies.spot.history import AvailabilityHistory
+from gpuopt.policies.spot.signals import Reading, chance_of_score
 from gpuopt.providers.offer import Market
 
 
@@ -173,4 +176,23 @@ def fold_history(
             end += 1
         history = history.observe_n(row, end - k, tick_s)
         k = end
-    return history
+    return _with_scores(history, places, now)
+
+
+def _with_scores(history: AvailabilityHistory, places: Sequence[Sequence[Observed]],
+                 now: datetime) -> AvailabilityHistory:
+    """The newest placement score of each place up to ``now``, as a signal reading."""
+    newest: dict[int, Observed] = {}
+    for i, obs in enumerate(places):
+        for ob in obs:
+            if ob.kind is ObservationKind.PLACEMENT_SCORE and ob.value is not None \
+                    and 1 <= ob.value <= 10 and ob.at <= now \
+                    and (i not in newest or ob.at >= newest[i].at):
+                newest[i] = ob
+    if not newest:
+        return history
+    sig = [history.signals_of(i) for i in range(len(places))]
+    for i, ob in newest.items():
+        sig[i] = replace(sig[i], placement_score=Reading(
+            chance_of_score(ob.value or 1), (now - ob.at).total_seconds()))
+    return replace(history, signals=tuple(sig))

@@ -38,6 +38,9 @@ What the policy learns of availability is the information model (``Information``
   tick on (``SimResult.probes_failed_at``); successful, the held attempt runs and is
   billed for the provisioning time ``probe_s``, its work counts, and the new spot is
   billed from the tick's start. A launch from nothing is a launch as under ``launch``.
+- ``launch-probe+signals``: ``launch-probe``, and after each tick's observation the
+  history reads the capacity signals a daemon could have seen then, derived from the
+  traces (policies/spot/replay_signals.py; ``simulate(signals=...)`` picks the model).
 """
 
 
@@ -60,6 +63,7 @@ from gpuopt.policies.spot.model import (
     SpotPolicy,
 )
 from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, probe_tick
+from gpuopt.policies.spot.replay_signals import DEFAULT_SIGNALS, SignalModel, readings_at
 
 
 class SimulationError(GpuoptError):
@@ -262,14 +266,16 @@ def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult |
 
 def simulate(
     sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK,
-    probe_s: float = DEFAULT_PROBE_S,
+    probe_s: float = DEFAULT_PROBE_S, signals: SignalModel | None = None,
 ) -> SimResult:
-    """Replay ``policy`` over the scenario's traces, tick by tick.
+    """Replay ``policy`` over the scenario's traces, tick by tick. ``signals`` is the
+    signal model under ``launch-probe+signals`` (default: ``DEFAULT_SIGNALS``).
 
     Raises SimulationError when the policy chooses a location the scenario lacks or has
     not finished long after the deadline (a broken policy, not a late one)."""
     max_ticks = _max_ticks(sc, information)
-    probing = information is Information.LAUNCH_PROBE
+    probing = information.probes
+    model = (signals or DEFAULT_SIGNALS) if information.signals else None
     history = AvailabilityHistory.empty(len(sc.traces))
     run = _Run()
     for t in range(max_ticks):
@@ -279,6 +285,9 @@ def simulate(
             run.release()
             run.preemptions += 1
         before = history
+        if model is not None:  # the signals read during this tick, before the decision
+            before = before.read(readings_at(sc.traces, sc.gap_s, sc.start_tick + t,
+                                             model, first=t == 0))
         history = before.observe(seen, sc.gap_s)
         want = policy.decide(_observation(sc, t, run, seen, history, information,
                                           probe_s if probing else None))

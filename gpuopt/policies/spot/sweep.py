@@ -147,7 +147,8 @@ def add_run(res: SweepResult, run: dict[str, tuple[Decimal, bool] | None]) -> No
 # -- several information models side by side (the sweep's columns) ----------------------
 
 COLUMNS: tuple[Information, ...] = (Information.TICK, Information.LAUNCH,
-                                    Information.LAUNCH_PROBE)
+                                    Information.LAUNCH_PROBE,
+                                    Information.LAUNCH_PROBE_SIGNALS)
 
 
 def run_columns(

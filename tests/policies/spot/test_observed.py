@@ -148,3 +148,14 @@ def test_the_fold_of_a_launch_run_is_the_history_the_policy_saw(
         places = _events(pol.seen, r.decisions, failed, upto)
         folded = fold_history(places, T0, at(upto, 300), TICK)
         assert folded == pol.seen[upto].history, upto
+
+
+def test_the_newest_placement_score_is_a_signal_reading_of_the_history() -> None:
+    from gpuopt.policies.spot.signals import LocationSignals, Reading
+
+    a = [Observed(at(1), K.PLACEMENT_SCORE, 9), Observed(at(3), K.PLACEMENT_SCORE, 2),
+         Observed(at(9), K.PLACEMENT_SCORE, 10)]  # after now: not yet read
+    h = fold_history([a, []], T0, at(5), TICK)
+    assert h.signals_of(0) == LocationSignals(placement_score=Reading(0.2, 2 * TICK))
+    assert h.signals_of(1) == LocationSignals()
+    assert fold_history([[], []], T0, at(5), TICK).signals == ()  # none: a plain history

@@ -1,0 +1,128 @@
+"""Azure's spot eviction rates (a capacity signal for the spot policy, signals.py).
+
+Azure publishes, per VM size and region, the rate at which its spot VMs were evicted as
+a bucket of percent per hour ("0-5", "5-10", "10-15", "15-20", "20+"), in Azure Resource
+Graph's ``SpotResources`` table (resources of type
+``microsoft.compute/skuspotevictionrate/location``, ``sku.name`` the size,
+``properties.evictionRate`` the bucket). Resource Graph answers a KQL query posted to
+``/providers/Microsoft.ResourceGraph/resources`` (api-version 2021-03-01) with
+``totalRecords``, ``count``, ``data`` (rows, ``resultFormat: objectArray``),
+``resultTruncated`` and, while more rows follow, ``$skipToken``, which the next request
+passes back in its ``options``.
+
+The query and the parsing are pure (tested on recorded-shape answers); the POST goes
+through azure-core's ``PipelineClient`` with a bearer token for ARM, imported lazily.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gpuopt.core.lazy_import import LazyModule
+from gpuopt.providers.base import ProviderError
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
+
+azure_core = LazyModule("azure.core", extra="azure")
+azure_policies = LazyModule("azure.core.pipeline.policies", extra="azure")
+azure_rest = LazyModule("azure.core.rest", extra="azure")
+
+ARM = "https://management.azure.com"
+RESOURCE_GRAPH_PATH = "/providers/Microsoft.ResourceGraph/resources?api-version=2021-03-01"
+ARM_SCOPE = "https://management.azure.com/.default"
+MAX_PAGES = 100
+BUCKETS = ("0-5", "5-10", "10-15", "15-20", "20+")
+
+Post = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _quoted(values: Iterable[str]) -> str:
+    out = []
+    for v in values:
+        if not v.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"not a plain Azure name: {v!r}")
+        out.append(f"'{v}'")
+    return ", ".join(out)
+
+
+def eviction_query(locations: Sequence[str], sizes: Sequence[str]) -> str:
+    """The KQL query of the eviction-rate bucket of ``sizes`` in ``locations``."""
+    return (
+        "SpotResources"
+        " | where type =~ 'microsoft.compute/skuspotevictionrate/location'"
+        f" | where location in~ ({_quoted(locations)})"
+        f" | where sku.name in~ ({_quoted(sizes)})"
+        " | project skuName = tostring(sku.name), location,"
+        " evictionRate = tostring(properties.evictionRate)"
+        " | order by location asc, skuName asc"
+    )
+
+
+def request_body(query: str, subscriptions: Sequence[str],
+                 skip_token: str | None = None) -> dict[str, Any]:
+    options: dict[str, Any] = {"resultFormat": "objectArray"}
+    if skip_token is not None:
+        options["$skipToken"] = skip_token
+    return {"subscriptions": list(subscriptions), "query": query, "options": options}
+
+
+def parse_page(payload: Mapping[str, Any]) -> tuple[dict[tuple[str, str], str], str | None]:
+    """One answer -> ({(location, size): bucket}, the next page's ``$skipToken``).
+    Rows with an unknown bucket or missing names are skipped (never guessed)."""
+    rows = payload.get("data")
+    if not isinstance(rows, list):
+        raise ProviderError("azure: Resource Graph answer has no 'data' rows")
+    out: dict[tuple[str, str], str] = {}
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        loc, size, rate = row.get("location"), row.get("skuName"), row.get("evictionRate")
+        if isinstance(loc, str) and isinstance(size, str) and rate in BUCKETS:
+            out[(loc.lower(), size)] = str(rate)
+    token = payload.get("$skipToken")
+    return out, token if isinstance(token, str) and token else None
+
+
+def fetch_eviction_rates(post: Post, subscriptions: Sequence[str], locations: Sequence[str],
+                         sizes: Sequence[str]) -> dict[tuple[str, str], str]:
+    """Every page of the query, following ``$skipToken``."""
+    query = eviction_query(locations, sizes)
+    out: dict[tuple[str, str], str] = {}
+    token: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        got, token = parse_page(post(request_body(query, subscriptions, token)))
+        out.update(got)
+        if token is None:
+            return out
+        if token in seen:
+            break
+        seen.add(token)
+    raise ProviderError("azure: Resource Graph paging does not end")
+
+
+def resource_graph_post(credential: TokenCredential, *, base_url: str = ARM,
+                        retry_total: int = 3) -> Post:
+    """A ``post`` for :func:`fetch_eviction_rates` over azure-core (bearer token, retries)."""
+    client = azure_core.PipelineClient(base_url, policies=[
+        azure_policies.BearerTokenCredentialPolicy(credential, ARM_SCOPE),
+        azure_policies.HeadersPolicy({"Accept": "application/json"}),
+        azure_policies.UserAgentPolicy(sdk_moniker="gpuopt"),
+        azure_policies.RetryPolicy(retry_total=retry_total),
+    ])
+
+    def post(body: Mapping[str, Any]) -> Mapping[str, Any]:
+        request = azure_rest.HttpRequest("POST", base_url + RESOURCE_GRAPH_PATH, json=body)
+        response = client.send_request(request)
+        if response.status_code != 200:
+            raise ProviderError(f"azure: Resource Graph answered HTTP {response.status_code}: "
+                                f"{response.text()[:200]}")
+        answer = json.loads(response.text())
+        if not isinstance(answer, dict):
+            raise ProviderError("azure: Resource Graph answer is not an object")
+        return answer
+
+    return post
