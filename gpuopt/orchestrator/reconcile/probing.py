@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gpuopt.core.errors import UserError
+from gpuopt.core.errors import GpuoptError, UserError
 from gpuopt.jobs.executors.base import (
     AttemptState,
     AttemptStatus,
@@ -295,7 +295,7 @@ def start_provisioned(store: Store, executor: Executor, job: JobRow, a: AttemptR
             f"probe of attempt {a.probe_of} (started by a later step)", probe=True)
 
 
-class _Lost(Exception):
+class _Lost(GpuoptError):
     """Another loop got there first (rolls the transaction back)."""
 
 
