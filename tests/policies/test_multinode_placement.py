@@ -159,9 +159,9 @@ def test_the_deadline_policy_holds_the_nodes_as_one(monkeypatch: pytest.MonkeyPa
     real = next_attempt.decide
 
     def decide(live: object, locations: object, od: Decimal, history: object,
-               policy: str) -> object:
+               policy: str, probe_s: float | None = None) -> object:
         asked.append(od)
-        got = real(live, locations, od, history, policy)  # type: ignore[arg-type]
+        got = real(live, locations, od, history, policy, probe_s=probe_s)  # type: ignore[arg-type]
         from dataclasses import replace
 
         from gpuopt.policies.spot.model import spot
