@@ -22,6 +22,7 @@ import pytest
 from gpuopt.jobs.executors.base import AttemptSpec, FailureKind, LaunchError, Provisioned
 from gpuopt.jobs.states import AttemptPhase, EndReason, JobStatus
 from tests.orchestrator.reconcile.conftest import submit, write_job
+from tests.orchestrator.reconcile.test_move_crash import _attempts, _job
 
 pytestmark = pytest.mark.slow
 
@@ -70,20 +71,6 @@ def _wait_started(runs: Path, attempt: int, timeout: float = 30.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"attempt {attempt} never started its program")
-
-
-def _attempts(store: Any, job_id: str) -> list[Any]:
-    from gpuopt.orchestrator.store.jobs_repo import attempts_of
-
-    with store.session() as session:
-        return attempts_of(session, [job_id])[job_id]
-
-
-def _job(store: Any, job_id: str) -> Any:
-    from gpuopt.orchestrator.store.jobs_tables import JobRow
-
-    with store.session() as session:
-        return session.get(JobRow, job_id)
 
 
 def _spot_move(store: Any, job_id: str, settings: Any, real: Callable[..., Any]
