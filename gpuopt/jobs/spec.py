@@ -367,6 +367,10 @@ class WorkloadSpec(_Strict):
     mfu: float | None = Field(default=None, gt=0, le=1)
     # The training framework class, for its achieved utilisation (utilisation.py).
     framework: Framework = "hf"
+    # The framework's release, where memory depends on it ("0.1", "0.1.1"); None: the
+    # current release. torchtune 0.1.x pins torchao 0.1, whose NF4 quantizer makes the
+    # QLoRA model build the peak (jobs/estimate/memory/load.py).
+    framework_version: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")
     # Inference (prompt_tokens and output_tokens are required for type: inference)
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     output_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
@@ -410,7 +414,8 @@ class WorkloadSpec(_Strict):
             train_only = {"method", "lora_rank", "lora_targets", "optimizer",
                           "gradient_checkpointing", "zero_stage", "fsdp", "tokens", "epochs",
                           "dataset_tokens", "framework", "loss", "master_weights",
-                          "optimizer_in_backward", "offload", "torch_compile"} & set_
+                          "optimizer_in_backward", "offload", "torch_compile",
+                          "framework_version"} & set_
             if train_only:
                 raise ValueError(f"{', '.join(sorted(train_only))} only apply to type: finetune")
             missing = [k for k in ("prompt_tokens", "output_tokens") if getattr(self, k) is None]

@@ -45,8 +45,8 @@ def memory_estimate(m: Measurement) -> float:
     if m.excludes_kv:  # an engine's profile without the cache it sizes to what is left
         est_bytes -= c["kv_cache"] * (1 + ALLOCATOR_OVERHEAD)
         alloc -= c["kv_cache"] * ALLOCATOR_OVERHEAD
-    if m.memory_kind == "allocated":
-        return est_bytes - alloc - c["cuda_context"]
+    if m.memory_kind == "allocated":  # the step's: see MemoryEstimate.allocated_bytes
+        return est_bytes - alloc - c["cuda_context"] - c.get("load_peak", 0)
     if m.memory_kind == "reserved":
         return est_bytes - c["cuda_context"]
     return est_bytes

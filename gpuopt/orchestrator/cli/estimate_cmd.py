@@ -202,6 +202,10 @@ def _print_tables(title: str, model: str, gpus: int, breakdown: dict[str, float]
     parts = [[key, f"{value:.2f}"] for key, value in breakdown.items() if value > 0]
     parts.append(["total", f"{sum(breakdown.values()):.2f}"])
     print_table(console, [Col("component", ID), Col("GiB", NUM)], parts)
+    if breakdown.get("load_peak", 0) > 0:
+        console.print("load_peak: the model build and checkpoint load reserve more than "
+                      "the training step; the total is the load's peak, which the caching "
+                      "allocator keeps reserved while training", soft_wrap=True)
     console.print()
     fit_rows = []
     for name, fit in rows:

@@ -135,6 +135,16 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
     allocated = sum(parts.values())
     parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
     parts["cuda_context"] = CUDA_CONTEXT_BYTES
+    from gpuopt.jobs.estimate.memory.load import load_peak
+
+    load = load_peak(arch, workload, gpus)
+    if load is not None:
+        # The caching allocator keeps what the model build reserved (no empty_cache):
+        # the device needs the larger of the build's reservation and the step's peak;
+        # what the build needs beyond the step is this component (0: the step is the
+        # peak). The step's allocations reuse the build's cached free blocks.
+        parts["load_peak"] = max(0.0, load.reserved + CUDA_CONTEXT_BYTES
+                                 - sum(parts.values()))
     return MemoryEstimate.of(parts, gpus)
 
 

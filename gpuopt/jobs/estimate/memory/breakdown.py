@@ -19,6 +19,9 @@ COMPONENTS = (
     "workspace",
     "allocator",
     "cuda_context",
+    # what the model build / checkpoint load reserves beyond the training step's peak
+    # (memory/load.py): total_bytes is then the load's peak
+    "load_peak",
 )
 
 
@@ -49,8 +52,11 @@ class MemoryEstimate:
 
     @property
     def allocated_bytes(self) -> int:
-        """What torch.cuda.max_memory_allocated would show: no context, no allocator slack."""
-        return self.total_bytes - self.components["cuda_context"] - self.components["allocator"]
+        """What torch.cuda.max_memory_allocated would show over the steps: no context, no
+        allocator slack, no load phase (the framework that has one, torchtune, resets the
+        peak stats after the model is set up: utils.memory_stats_log)."""
+        c = self.components
+        return self.total_bytes - c["cuda_context"] - c["allocator"] - c.get("load_peak", 0)
 
     def bytes_at(self, sequences: int) -> int:
         """Peak with ``sequences`` concurrent sequences instead of the cap (inference)."""
