@@ -13,7 +13,7 @@ from gpuopt.jobs.estimate.memory.allocator import (
     round_size,
 )
 from gpuopt.jobs.estimate.memory.constants import CUDA_CONTEXT_BYTES
-from gpuopt.jobs.estimate.memory.load import load_peak, torchtune_qlora_load
+from gpuopt.jobs.estimate.memory.load import load_peak, torchtune_01_build
 from gpuopt.jobs.spec import WorkloadSpec
 
 MIB = 1 << 20
@@ -59,12 +59,21 @@ def test_torchtune_01_qlora_build_reserves_what_the_tutorial_measured_after_init
     """torchtune's QLoRA tutorial (0914d5c): 9.13 GB peak reserved at model init. The
     replay of the build's allocations gives that reservation, well above what is ever
     allocated at once, and the quantized model that stays."""
-    peak = torchtune_qlora_load(L2_7B, ALL, 8)
+    peak = torchtune_01_build(L2_7B, ALL, 8)
     assert peak.reserved / 1e9 == pytest.approx(9.13, rel=0.01)
     assert peak.resident < peak.allocated < 0.85 * peak.reserved
     # torchao >= 0.2 quantizes in chunks: the build is then not much above the model
-    chunked = torchtune_qlora_load(L2_7B, ALL, 8, chunked=True)
+    chunked = torchtune_01_build(L2_7B, ALL, 8, chunked=True)
     assert chunked.reserved < 1.25 * chunked.resident < peak.reserved
+
+
+def test_the_same_build_unquantized_gives_the_lora_rows_init_figures() -> None:
+    """The same table's LoRA row (q, v adapters, rank 8): 13.96 GB allocated and 13.98 GB
+    reserved at init ("Memory Stats after model init"): the bf16 model with the
+    prototype layer still alive beside its 32 copies."""
+    peak = torchtune_01_build(L2_7B, ("q_proj", "v_proj"), 8, quantize_base=False)
+    assert peak.allocated / 1e9 == pytest.approx(13.96, rel=0.005)
+    assert peak.reserved / 1e9 == pytest.approx(13.98, rel=0.005)
 
 
 def test_load_peak_is_the_total_where_it_exceeds_the_step() -> None:

@@ -184,39 +184,42 @@ def _layer_linears(arch: Architecture,
             yield i, o, name in targets
 
 
-def torchtune_qlora_load(arch: Architecture, targets: tuple[str, ...], rank: int,
-                         chunked: bool = False, checkpoint_bytes: int = 2,
-                         checkpoint_bf16: bool = False) -> LoadPeak:
-    """Peak allocated / reserved of torchtune's single-device QLoRA model build and
-    checkpoint load (see the module's doc for each step's source)."""
+def torchtune_01_build(arch: Architecture, targets: tuple[str, ...], rank: int,
+                       quantize_base: bool = True, chunked: bool = False,
+                       checkpoint_bytes: int = 2, checkpoint_bf16: bool = False) -> LoadPeak:
+    """Peak allocated / reserved of torchtune 0.1's single-device LoRA model build and
+    checkpoint load (see the module's doc for each step's source); ``quantize_base``:
+    QLoRA (the adapted linears' bases in NF4), else LoRA (all bf16)."""
     tr = _Trace(chunked)
     h = arch.hidden_size
     # RotaryPositionalEmbeddings' cache: max_seq_len x head_dim/2 x (cos, sin) in fp32
     rope = arch.max_position_embeddings * (arch.dim_head // 2) * 2 * 4
-    linears = list(_layer_linears(arch, targets))
+    linears = [(i, o, lora, lora and quantize_base)
+               for i, o, lora in _layer_linears(arch, targets)]
 
     def adapters(i: int, o: int) -> list[object]:
         return [tr.a(2 * i * rank), tr.a(2 * rank * o)]  # lora_a, lora_b in bf16
 
     proto: list[object] = []  # the builder's one layer
-    for i, o, lora in linears:
+    for i, o, lora, nf4 in linears:
         n = i * o
         w = tr.a(2 * n)  # nn.Linear weight, bf16 on the GPU (kaiming_uniform_ in place)
-        if lora:
+        if nf4:
             proto += tr.to_nf4(n)
             tr.f(w)  # the bf16 nn.Linear is dropped when _create_weight_and_bias returns
-            proto += adapters(i, o)
         else:
             proto.append(w)
+        if lora:
+            proto += adapters(i, o)
     proto += [tr.a(rope), tr.a(2 * h), tr.a(2 * h)]  # RoPE cache, two RMSNorm scales
     resident = [tr.a(2 * arch.vocab_size * h), tr.a(2 * arch.vocab_size * h),
                 tr.a(2 * h)]  # tok_embeddings, output (bf16 nn.Linear), final norm
     layers: list[list[list[object]]] = []
     for _ in range(arch.layers):  # _get_clones: copy.deepcopy(layer)
         layer: list[list[object]] = []
-        for i, o, lora in linears:
+        for i, o, lora, nf4 in linears:
             n = i * o
-            if lora:
+            if nf4:
                 w = tr.original_weight(n)  # clone(): to_nf4(get_original_weight())
                 clone = tr.to_nf4(n)
                 tr.f(w)
@@ -226,16 +229,17 @@ def torchtune_qlora_load(arch: Architecture, targets: tuple[str, ...], rank: int
                 inner = [tr.a(nb), tr.a(2 * nb), tr.a(2), tr.a(n / 2), tr.a(2 * NF4_LEVELS)]
                 tr.f(*clone)  # the clone's own inner tensors, replaced
                 layer.append(inner)
-                resident += adapters(i, o)
             else:
-                resident.append(tr.a(2 * n))
+                resident.append(tr.a(2 * n))  # Parameter.__deepcopy__: a clone
                 layer.append([])
+            if lora:
+                resident += adapters(i, o)
         resident += [tr.a(rope), tr.a(2 * h), tr.a(2 * h)]
         layers.append(layer)
     tr.f(*proto)  # the prototype layer, dropped when the builder returns
     for layer in layers:  # load_state_dict: NF4 weights re-quantized from the checkpoint
-        for (i, o, lora), inner in zip(linears, layer, strict=True):
-            if not lora:
+        for (i, o, _, nf4), inner in zip(linears, layer, strict=True):
+            if not nf4:
                 continue  # a host-to-device copy into the parameter's own storage
             n = i * o
             src = tr.a(checkpoint_bytes * n)  # src.to(device)
@@ -281,4 +285,4 @@ def load_peak(arch: Architecture, workload: WorkloadSpec, gpus: int) -> LoadPeak
 
 @lru_cache(maxsize=64)
 def _cached(arch: Architecture, targets: tuple[str, ...], rank: int) -> LoadPeak:
-    return torchtune_qlora_load(arch, targets, rank)
+    return torchtune_01_build(arch, targets, rank)
