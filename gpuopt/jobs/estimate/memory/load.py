@@ -266,9 +266,10 @@ def load_peak(arch: Architecture, workload: WorkloadSpec, gpus: int) -> LoadPeak
       a time, so the build holds about one bf16 weight more than the model; its builders
       and loaders were not re-read, so no figure is claimed for them.
     - bitsandbytes 4-bit loads (PEFT/transformers, litgpt, Unsloth): each weight is
-      quantized as it is loaded, by one CUDA kernel (functional.quantize_4bit writes the
-      packed codes and absmax from the 16-bit weight), so the load holds the quantized
-      model plus one 16-bit weight: below the training step.
+      quantized as it reaches the GPU (bitsandbytes nn/modules.py Params4bit._quantize:
+      `w = self.data.contiguous().to(device)` then `functional.quantize_4bit(w, ...)`,
+      one CUDA kernel writing the packed codes and absmax), so the load holds the
+      quantized model plus one 16-bit weight and its codes: below the training step.
     - multi-GPU (FSDP) recipes: not the build traced here.
     """
     version = workload.framework_version
