@@ -99,13 +99,17 @@ def test_spot_is_cheaper_than_on_demand_within_published_discounts() -> None:
         for o in snap.offers
         if o.market is Market.ON_DEMAND
     }
-    ratios = [
-        o.price_per_hour / od[(o.cloud, o.region, o.instance_type)]
+    pairs = [
+        (o.price_per_hour, od[(o.cloud, o.region, o.instance_type)])
         for o in snap.offers
         if o.market is Market.SPOT and (o.cloud, o.region, o.instance_type) in od
     ]
-    # Real quotes reach 88-89% off (Azure NC4as_T4_v3 eastus 0.062699 / 0.526).
-    assert ratios and all(Decimal("0.1") <= r < 1 for r in ratios)
+    # Real quotes reach 88-89% off (Azure NC4as_T4_v3 eastus 0.062699 / 0.526), and AWS's
+    # 90% floor itself: g5.16xlarge me-central-1 mec1-az2 0.5024 / 5.02432, a tenth of the
+    # price rounded to the SpotPrice column's 4 decimals (catalogs/v8/aws/vms.csv 00148f2a).
+    half_unit = Decimal("0.00005")
+    assert pairs and all(Decimal("0.1") * price - half_unit <= spot < price
+                         for spot, price in pairs)
 
 
 def test_no_spot_row_is_an_illustrative_figure_where_a_real_one_was_read() -> None:

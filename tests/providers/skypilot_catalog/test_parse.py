@@ -238,8 +238,10 @@ def test_aws_local_and_wavelength_zones_are_left_out() -> None:
     assert zones and all(is_standard_zone(o.region, o.zone) for o in parsed.offers)
     assert "use1-az2" in zones and "use1-atl2-az1" not in zones
     assert "usw2-lax1-az1" in text and "usw2-lax1-az1" not in zones
-    # use1-atl2-az1: p3 x3, p5.48xlarge, p5en, p6-b200; usw2-lax1: g4dn.xlarge/12xlarge x2
-    assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 10
+    # use1-atl2-az1: p3 x3, p5.48xlarge, p5en, p6-b200; usw2-lax1: every g4dn size x2
+    # (xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, metal), g5.4xlarge and
+    # g5.8xlarge in az1 only
+    assert parsed.skipped["AWS Local/Wavelength zone (SkyPilot cannot place in it)"] == 22
 
 
 def test_azure_size_table_names_gpu_and_count_over_the_catalog_row() -> None:
