@@ -17,7 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gpuopt.core.money import MICRO_USD
-from gpuopt.jobs.estimate.runtime import EstimateCache, best_layout
+from gpuopt.jobs.estimate.runtime import EstimateCache, best_layout, hours_interval
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.hazard import preemptions_per_hour
@@ -55,6 +55,8 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
                   if ctx.deadline_at is not None else None)
     markets = {"never": (Market.ON_DEMAND,), "always": (Market.SPOT,),
                "auto": (Market.ON_DEMAND, Market.SPOT)}[res.spot]
+    # deadlines are met at the estimate's p90 (PlacementContext.pessimistic_deadline)
+    slow = max(1.0, hours_interval(w.type)[1]) if ctx.pessimistic_deadline else 1.0
     cache = EstimateCache()
     rows: list[tuple[Row, tuple[object, ...]]] = []
     placements = [(o, n) for o in offers
@@ -70,12 +72,13 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
         if best is None:
             continue
         hours = best[2].hours
-        if hours_left is not None and hours > hours_left:
+        if hours_left is not None and hours * slow > hours_left:
             continue
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
         expected = hours
         if o.market is Market.SPOT:
-            if hours_left is not None and hours + lost + ctx.restart_overhead_hours > hours_left:
+            if (hours_left is not None
+                    and hours * slow + lost + ctx.restart_overhead_hours > hours_left):
                 continue
             hazard, _ = preemptions_per_hour(o, ctx.observed_preemptions,
                                              ctx.default_preemptions)
