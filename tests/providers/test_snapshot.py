@@ -78,6 +78,11 @@ def test_snapshot_coverage() -> None:
     # Issue 28: every region of the catalog rows read, not 2-3 per cloud.
     regions = Counter(o.cloud for o in {(o.cloud, o.region): o for o in snap.offers}.values())
     assert regions["aws"] >= 12 and regions["gcp"] >= 15 and regions["lambda"] >= 17
+    # OCI: every region of its catalog file (44), each with the same GPU shapes.
+    assert regions["oci"] >= 40
+    oci = [o for o in snap.offers if o.cloud == "oci"]
+    per_region = Counter(o.region for o in oci)
+    assert len(set(per_region.values())) == 1, per_region
     p4de_west = {o.market for o in snap.offers
                  if (o.instance_type, o.region) == ("p4de.24xlarge", "us-west-2")}
     assert {Market.ON_DEMAND, Market.SPOT} <= p4de_west
