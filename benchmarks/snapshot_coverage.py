@@ -1,5 +1,7 @@
 """The embedded snapshot's coverage table (issue 28): per cloud GPUs, regions, zones,
-spot rows and rows, plus the file's size and its parse time.
+spot rows and rows, plus the file's size and its parse time. A cloud priced once for all
+its data centres (RunPod, region "global") counts the regions and zones (data centres)
+its rows stand for (the snapshot's ``places``).
 
 Run from the repository root: ``python benchmarks/snapshot_coverage.py``. The load
 time is the best of five parses (a figure for this machine, not a test threshold).
@@ -33,9 +35,14 @@ def main() -> None:
     rows: dict[str, int] = defaultdict(int)
     for o in snap.offers:
         gpus[o.cloud].add(o.gpu)
-        regions[o.cloud].add(o.region)
-        if o.zone:
-            zones[o.cloud].add(o.zone)
+        centres = snap.places.get((o.cloud, o.instance_type))
+        if centres:
+            regions[o.cloud].update(r for r, _z in centres)
+            zones[o.cloud].update(z for _r, z in centres if z)
+        else:
+            regions[o.cloud].add(o.region)
+            if o.zone:
+                zones[o.cloud].add(o.zone)
         spot[o.cloud] += o.market is Market.SPOT
         rows[o.cloud] += 1
     print("| cloud | GPUs | regions | zones | spot rows | rows |")

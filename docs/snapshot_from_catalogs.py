@@ -75,7 +75,7 @@ def _label(cloud: str, offer: Offer, commit: str | None, version: str = "v8",
                  "ids to its own zone names, so SkyPilot is pinned to the region unless its "
                  "az_mappings file names the zone)")
     if not get_cloud(cloud).regional_prices:
-        text += "; one price for every data centre"
+        text += "; one price for every data centre it is listed in (the snapshot's places)"
     return _undated(text)
 
 
@@ -179,6 +179,8 @@ def main() -> None:
     snap = load_snapshot()
     read_at = datetime.fromisoformat(READ).replace(tzinfo=UTC)
     new: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
+    # RunPod: the data centres each "global" row stands for (the rows read name them).
+    places = dict(snap.places)
     files, notes = catalog_files(args.catalog_dir)
     for note in notes:
         print(note)
@@ -189,6 +191,7 @@ def main() -> None:
         kept = [o for o in parsed.offers if not _unlisted(o, unlisted)]
         for o in kept:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
+        places.update({(f.cloud, it): centres for it, centres in parsed.places.items()})
         print(f"{f.cloud}: {len(kept)} offers from {parsed.rows} rows"
               + (f" ({len(parsed.offers) - len(kept)} A100 on-demand not list prices, "
                  "left out)" if len(kept) < len(parsed.offers) else ""))
@@ -222,7 +225,7 @@ def main() -> None:
     offers.update(new)
     dated = [_dated(o, text, snap.as_of) for o, text in offers.values()]
     sources = {o.key: text for o, text in offers.values()}
-    text = snapshot_document(dated, sources, NOTE)
+    text = snapshot_document(dated, sources, NOTE, places)
     if len(text.encode()) > BUDGET_BYTES:
         raise SystemExit(f"snapshot {len(text.encode()):,} bytes is over the "
                          f"{BUDGET_BYTES:,}-byte budget")

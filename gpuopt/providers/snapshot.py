@@ -3,8 +3,11 @@
 ``snapshot_data.json`` (package data) holds a table of instance facts and one row per
 price naming the public list it came from (``sources``), each source with its own date:
 a price is as old as the list it was read from (format 2; format 1 had one ``as_of``
-for all). It is read on demand with importlib.resources; nothing is cached at module
-level.
+for all). A cloud priced once for all its data centres (RunPod: region "global") keeps,
+per instance type, the data centres its source lists it in (``places``: each instance's
+``places`` names a shared list in ``place_sets``, "REGION/ZONE" strings), so one priced row
+stands for every data centre and none is lost. It is read on demand with
+importlib.resources; nothing is cached at module level.
 ``gpuopt prices export-snapshot`` regenerates it from the store (see snapshot_document).
 """
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -22,6 +25,8 @@ from gpuopt.providers.offer import Market, Offer
 SNAPSHOT_FILE = "snapshot_data.json"
 FORMAT = 2
 COLUMNS = ("cloud", "region", "zone", "instance_type", "market", "price_per_hour", "source")
+# (cloud, instance type) -> the (region, zone) data centres its one "global" row stands for.
+Places = Mapping[tuple[str, str], tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,7 @@ class Snapshot:
     # Offer.key -> the public list the figure came from.
     sources: Mapping[tuple[str, str, str, str, str], str]
     newest: date | None = None  # the newest source's date
+    places: Places = field(default_factory=dict)
 
     def dated(self) -> str:
         """'2025-06-15' or '2025-06-15 to 2026-12-03' (each price dated by its source)."""
@@ -83,30 +89,52 @@ def load_snapshot(text: str | None = None) -> Snapshot:
         sources[offer.key] = source_text[ref]
     used = sorted({source_date[ref] for *_r, ref in doc["prices"]}) or [
         date.fromisoformat(doc.get("as_of", "1970-01-01"))]
-    return Snapshot(as_of=used[0], offers=tuple(offers), sources=sources, newest=used[-1])
+    return Snapshot(as_of=used[0], offers=tuple(offers), sources=sources, newest=used[-1],
+                    places=_places(doc, instances))
+
+
+def _places(doc: Mapping[str, Any], instances: Mapping[str, Mapping[str, Any]]) -> Places:
+    sets: dict[str, tuple[tuple[str, str], ...]] = {}
+    for ref, places in doc.get("place_sets", {}).items():
+        pairs = [p.split("/", 1) for p in places]
+        sets[ref] = tuple((r, z) for r, z in pairs)
+    out: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+    for key, facts in instances.items():
+        if "places" in facts:
+            cloud, instance_type = key.split(":", 1)
+            out[(cloud, instance_type)] = sets[facts["places"]]
+    return out
 
 
 def snapshot_document(
     offers: Sequence[Offer],
     sources: Mapping[tuple[str, str, str, str, str], str],
     note: str,
+    places: Places | None = None,
 ) -> str:
     """Render offers as a snapshot document (one price per line, stable order).
 
     ``sources`` maps Offer.key to the text naming where that figure came from; the
     source's date is the offer's ``observed_at`` day (offers of one text share it).
+    ``places``: (cloud, instance type) -> the data centres its "global" row stands for
+    (kept for the instance types among ``offers``; equal lists are written once).
     """
+    place_ids: dict[tuple[tuple[str, str], ...], str] = {}
     source_ids: dict[tuple[str, date], str] = {}
     instances: dict[str, dict[str, Any]] = {}
     rows: list[list[Any]] = []
     for o in sorted(offers, key=lambda o: o.key):
         text = (sources[o.key], o.observed_at.astimezone(UTC).date())
         ref = source_ids.setdefault(text, f"s{len(source_ids) + 1}")
-        instances.setdefault(
+        facts = instances.setdefault(
             f"{o.cloud}:{o.instance_type}",
             {"gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_memory_gib": o.gpu_memory_gib,
              "vcpus": o.vcpus, "ram_gib": o.ram_gib},
         )
+        centres = (places or {}).get((o.cloud, o.instance_type))
+        if centres:
+            facts["places"] = place_ids.setdefault(tuple(sorted(centres)),
+                                                   f"d{len(place_ids) + 1}")
         rows.append([o.cloud, o.region, o.zone, o.instance_type, o.market.value,
                      str(o.price_per_hour), ref])
     head = {
@@ -117,6 +145,9 @@ def snapshot_document(
                     for (text, day), ref in source_ids.items()},
         "instances": dict(sorted(instances.items())),
     }
+    if place_ids:
+        head["place_sets"] = {ref: [f"{r}/{z}" for r, z in centres]
+                              for centres, ref in place_ids.items()}
     out = json.dumps(head, indent=1)[:-2]  # drop the closing "\n}"
     body = ",\n".join("  " + json.dumps(r) for r in rows)
     return f'{out},\n "prices": [\n{body}\n ]\n}}\n'

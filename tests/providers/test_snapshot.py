@@ -78,6 +78,11 @@ def test_snapshot_coverage() -> None:
     # Issue 28: every region of the catalog rows read, not 2-3 per cloud.
     regions = Counter(o.cloud for o in {(o.cloud, o.region): o for o in snap.offers}.values())
     assert regions["aws"] >= 12 and regions["gcp"] >= 15 and regions["lambda"] >= 17
+    # OCI: every region of its catalog file (44), each with the same GPU shapes.
+    assert regions["oci"] >= 40
+    oci = [o for o in snap.offers if o.cloud == "oci"]
+    per_region = Counter(o.region for o in oci)
+    assert len(set(per_region.values())) == 1, per_region
     p4de_west = {o.market for o in snap.offers
                  if (o.instance_type, o.region) == ("p4de.24xlarge", "us-west-2")}
     assert {Market.ON_DEMAND, Market.SPOT} <= p4de_west
@@ -184,10 +189,11 @@ def test_no_reserved_row_without_a_published_rate() -> None:
 
 def test_document_round_trips() -> None:
     snap = load_snapshot()
-    text = snapshot_document(snap.offers, snap.sources, note="n")
+    text = snapshot_document(snap.offers, snap.sources, note="n", places=snap.places)
     again = load_snapshot(text)
     assert sorted(again.offers, key=lambda o: o.key) == sorted(snap.offers, key=lambda o: o.key)
     assert dict(again.sources) == dict(snap.sources)
+    assert dict(again.places) == dict(snap.places) and snap.places
     assert (again.as_of, again.newest) == (snap.as_of, snap.newest)
 
 
@@ -237,3 +243,43 @@ def test_every_label_names_its_file_and_date_and_a_catalog_row_says_how_it_is_da
         if "skypilot-catalog" in text:
             assert re.search(r"catalogs/v\d/\w+/vms\.csv \(commit [0-9a-f]{7,}\)", text), text
             assert "commit date unknown offline: dated by the day read" in text, text
+
+
+def test_runpods_one_priced_row_names_every_data_centre_it_stands_for() -> None:
+    """RunPod prices a type once for all its data centres: one "global" row per type and
+    market, and the snapshot keeps the data centres the catalog rows list it in (issue 28:
+    every place a job can run, without a repeated row per data centre)."""
+    snap = load_snapshot()
+    runpod = [o for o in snap.offers if o.cloud == "runpod"]
+    assert runpod and {o.region for o in runpod} == {"global"}
+    listed = {it: centres for (cloud, it), centres in snap.places.items() if cloud == "runpod"}
+    # Every row parsed from the recorded catalog file names its data centres; the older
+    # RTX 4090 row (recorded by an earlier builder, docs/snapshot_catalog_rows.py) has none.
+    assert {o.instance_type for o in runpod if "it is listed in" in snap.sources[o.key]} \
+        == set(listed)
+    assert "1x_RTX4090_SECURE" not in listed
+    full = listed["8x_H100-SXM_SECURE"]  # a block read whole: 48 data centres, 14 regions
+    assert len(full) == 48 and len({r for r, _z in full}) == 14
+    assert ("US", "US-TX-4") in full and ("IS", "EUR-IS-5") in full
+    assert all(z.startswith(("AP-", "CA-", "EU-", "EUR-", "OC-", "SEA-", "US-"))
+               for _r, z in full)
+    assert not any(cloud != "runpod" for cloud, _it in snap.places)
+
+
+def test_places_round_trip_and_equal_lists_are_written_once() -> None:
+    snap = load_snapshot()
+    offers = [o for o in snap.offers if o.cloud == "runpod"][:3]
+    assert len(offers) == 3
+    dcs = (("IN", "AP-IN-1"), ("US", "US-TX-4"))
+    places = {("runpod", offers[0].instance_type): dcs,
+              ("runpod", offers[1].instance_type): tuple(reversed(dcs)),
+              ("runpod", "not-among-the-offers"): (("NL", "EU-NL-1"),)}
+    text = snapshot_document(offers, {o.key: "a list" for o in offers}, "note", places)
+    assert text.count('"US/US-TX-4"') == 1  # one shared list for both types
+    back = load_snapshot(text)
+    assert back.places == {("runpod", offers[0].instance_type): dcs,
+                           ("runpod", offers[1].instance_type): dcs}
+    assert [o.key for o in back.offers] == sorted(o.key for o in offers)
+    # A document without places (format 2 before them, or export-snapshot) loads with none.
+    plain = load_snapshot(snapshot_document(offers, {o.key: "x" for o in offers}, "note"))
+    assert plain.places == {} and len(plain.offers) == 3

@@ -16,7 +16,9 @@ whose price differs between a region's zones (AWS spot; registry ``spot_per_zone
 or any market whose zones disagree, keeps one offer per zone; otherwise the region's
 zones collapse into one regional offer (zone None), which SkyPilot may place in any of
 them. A cloud that prices a GPU once for all its data
-centres (registry ``regional_prices`` False: RunPod) gets region "global".
+centres (registry ``regional_prices`` False: RunPod) gets region "global", and the data
+centres the file lists each instance type in are kept beside the offers
+(``ParsedCatalog.places``): one priced row per type, every data centre still named.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class ParsedCatalog:
     rows: int  # data rows in the file
     # Why rows gave no offer: reason -> rows (e.g. "GPU not in the hardware table: A40").
     skipped: Mapping[str, int] = field(default_factory=dict)
+    # A cloud priced once for all its data centres (RunPod): instance type -> the
+    # (Region, AvailabilityZone) pairs of the rows behind its "global" offers, sorted.
+    places: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +226,7 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
         rows = _paired_rows(cloud, rows, skipped)
     # (instance type, region, market) -> zone -> (price, row)
     places: dict[tuple[str, str, Market], dict[str, tuple[Decimal, _Row, str]]] = {}
+    centres: dict[str, set[tuple[str, str]]] = {}
     for row in rows:
         gpu = catalog_gpu(cloud.name, row.accelerator, row.memory_mib, row.instance_type)
         known = cloud.known_size(row.instance_type)
@@ -244,7 +250,10 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
             continue
         region = row.region if cloud.regional_prices else GLOBAL_REGION
         zone = row.zone if cloud.regional_prices else ""
-        for market, price in _markets(row, skipped, _sold_markets(cloud, row.instance_type)):
+        sold = list(_markets(row, skipped, _sold_markets(cloud, row.instance_type)))
+        if sold and not cloud.regional_prices:
+            centres.setdefault(row.instance_type, set()).add((row.region, row.zone))
+        for market, price in sold:
             slot = places.setdefault((row.instance_type, region, market), {})
             if zone in slot and slot[zone][0] != price:
                 if cloud.regional_prices:
@@ -255,7 +264,8 @@ def parse_catalog(cloud: Cloud, text: str, file: str, observed_at: datetime,
             slot[zone] = (price, row, gpu)
     offers = [o for (it, region, market), zones in sorted(places.items())
               for o in _offers(cloud, it, region, market, zones, observed_at, source)]
-    return ParsedCatalog(tuple(offers), n, dict(sorted(skipped.items())))
+    return ParsedCatalog(tuple(offers), n, dict(sorted(skipped.items())),
+                         {it: tuple(sorted(c)) for it, c in sorted(centres.items())})
 
 
 def _sold_markets(cloud: Cloud, instance_type: str) -> frozenset[Market] | None:

@@ -107,6 +107,21 @@ def test_runpod_is_priced_once_for_every_data_centre() -> None:
     assert {o.gpu for o in offers} == {"A100-80GB-PCIe"}
 
 
+def test_runpods_data_centres_are_kept_beside_its_global_offers() -> None:
+    """One priced row per type, and the (Region, AvailabilityZone) of every row behind it:
+    no data centre is lost by pricing RunPod once (issue 28)."""
+    path = RECORDED / "runpod" / "vms.csv"
+    parsed = parse_catalog(get_cloud("runpod"), path.read_text(encoding="utf-8"), str(path),
+                           AT, "catalog")
+    assert dict(parsed.places) == {
+        "1x_A100-80GB_SECURE": (("CA", "CA-MTL-1"), ("IN", "AP-IN-1"), ("US", "US-TX-3")),
+        "2x_A100-80GB_SECURE": (("US", "US-CA-2"),)}
+    # A cloud priced per region keeps its regions on the offers themselves.
+    path = RECORDED / "nebius" / "vms.csv"
+    assert parse_catalog(get_cloud("nebius"), path.read_text(encoding="utf-8"), str(path),
+                         AT, "catalog").places == {}
+
+
 def test_nebius_spot_and_on_demand() -> None:
     offers = _parse("nebius")
     h100 = _one(offers, instance_type="gpu-h100-sxm_8gpu-128vcpu-1600gb", market=Market.SPOT)
