@@ -219,7 +219,7 @@ def training_runtime(
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
     if flops_per_token is None:
         flops_per_token = training_flops_per_token(arch, workload)
-    mfu = training_mfu(arch, workload, gpu)
+    mfu = training_mfu(arch, workload, gpu, flops_per_token)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token,
                                  nodes, fabric)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
