@@ -27,6 +27,7 @@ from gpuopt.policies.placement import (
     _lost_hours_per_preemption,
     plan_job,
 )
+from gpuopt.policies.plan.configurations import deadline_slowdown
 from gpuopt.providers.fabrics import FABRICS, fabric_for
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.offer import Market, Offer
@@ -56,6 +57,7 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
     markets = {"never": (Market.ON_DEMAND,), "always": (Market.SPOT,),
                "auto": (Market.ON_DEMAND, Market.SPOT)}[res.spot]
     cache = EstimateCache()
+    slow = deadline_slowdown(w, ctx)
     rows: list[tuple[Row, tuple[object, ...]]] = []
     placements = [(o, n) for o in offers
                   for n in range(1, res.max_nodes + 1 if fabric_for(o.cloud, o.instance_type)
@@ -70,12 +72,14 @@ def reference(spec: JobSpec, offers: list[Offer], ctx: PlacementContext) -> tupl
         if best is None:
             continue
         hours = best[2].hours
-        if hours_left is not None and hours > hours_left:
+        # the deadline is met at the estimate's p90, as the planner checks it
+        if hours_left is not None and hours * slow > hours_left:
             continue
         lost = _lost_hours_per_preemption(spec, hours, ctx.restart_overhead_hours)
         expected = hours
         if o.market is Market.SPOT:
-            if hours_left is not None and hours + lost + ctx.restart_overhead_hours > hours_left:
+            if (hours_left is not None
+                    and hours * slow + lost + ctx.restart_overhead_hours > hours_left):
                 continue
             hazard, _ = preemptions_per_hour(o, ctx.observed_preemptions,
                                              ctx.default_preemptions)
