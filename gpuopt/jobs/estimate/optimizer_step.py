@@ -23,10 +23,12 @@ from gpuopt.jobs.estimate.memory.constants import (
 from gpuopt.jobs.spec import WorkloadSpec
 from gpuopt.providers.hardware import GpuSpec
 
-# A streaming element-wise kernel's achieved share of nominal DRAM bandwidth: NVIDIA's
-# own bandwidth test on A100-80GB reaches ~1.6-1.7 of 2.0 TB/s (cuda-samples
-# bandwidthTest / BabelStream class), the share NCCL reaches of its links too.
-STREAM_EFFICIENCY = 0.8
+# Achieved share of nominal DRAM bandwidth of kernels that stream tensors once: the
+# PyTorch team's compiled Llama-2-7B decode (CUDA graphs, weights streamed once a token)
+# reaches 72% of the A100-80GB's bandwidth (pytorch.org blog "Accelerating Generative AI
+# with PyTorch II: GPT, Fast", 2023-11-30; the figure runtime.EAGER_HOST_S_PER_LAYER
+# cites). Used for the host's DRAM and the PCIe link too, for want of a better figure.
+STREAM_EFFICIENCY = 0.72
 # Optimizer implementations that update every state in one pass (one read and one write
 # of each tensor): DeepSpeed's FusedAdam (what a ZeRO config's "AdamW" builds on GPU,
 # deepspeed/ops/adam/fused_adam.py), Megatron-Core / NeMo (Apex / TransformerEngine
