@@ -64,14 +64,16 @@ def host_link_gbps(gpu: GpuSpec) -> float:
 def _per_param_bytes(workload: WorkloadSpec) -> tuple[float, float, float]:
     """(gradient, one state tensor's element, weight / master) bytes per trainable
     parameter, as memory/training.trainable_states holds them."""
-    sixteen = workload.weight_precision in ("bf16", "fp16") or workload.method != "full"
+    sixteen = workload.stored_precision in ("bf16", "fp16") or workload.method != "full"
     pure = sixteen and not workload.keeps_master_weights
     if workload.method == "full":
         grad = 2.0 if pure else (MIXED_PRECISION_GRAD_BYTES if sixteen else 4.0)
         weight = 2.0 if pure else float(MASTER_WEIGHT_BYTES)
     else:
         grad, weight = (2.0, 2.0) if pure else (4.0, 4.0)
-    states = OPTIMIZER_BYTES[workload.optimizer] if workload.optimizer != "adafactor" else 0.4
+    # Adafactor's factored second moment is a row and a column per matrix (Shazeer & Stern
+    # 2018): no per-parameter state to stream
+    states = OPTIMIZER_BYTES[workload.optimizer]
     if pure:
         states *= PURE_BF16_STATE_SCALE[workload.optimizer]
     return grad, states, weight

@@ -1,10 +1,15 @@
 """Achieved utilisation (MFU) of fine-tuning: by model size, method, GPU and framework.
 
-    mfu = size curve x method factors x framework factor x GPU factor   (capped at MFU_MAX)
-
-The size curve and the method factors are measured on A100-80GB with the Hugging Face
-stack (the reference); the GPU factor carries them to other GPUs and the framework
-factor to better-tuned training stacks. ``workload.mfu`` overrides all of it. Pure.
+On the reference GPU the step runs at the size curve x flash-attention and framework
+factors (reference_mfu), its time split into a tensor-core share and a memory-bound
+share (memory_bound_share: Ivanov et al.'s 39%, none for Megatron-Core's fused stack).
+On ``gpu`` (seconds_per_token) the tensor-core share runs the executed linear-layer
+FLOPs at the workload's precision and attention's at 16-bit (flash attention's backward
+recomputes; FlashAttention-2 on Hopper reaches a smaller share of peak), the memory-bound
+share at the GPU's bandwidth; adapters enlarge the memory-bound share. MFU is the
+model's FLOPs over that time at the precision's peak, capped at MFU_MAX. The size curve
+and the method factors are measured on A100-80GB with the Hugging Face stack (the
+reference). ``workload.mfu`` overrides all of it. Pure.
 """
 
 from __future__ import annotations
