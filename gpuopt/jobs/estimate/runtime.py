@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.estimate import correction
+from gpuopt.jobs.estimate import correction, optimizer_step
 from gpuopt.jobs.estimate.calibration import (
     Calibration,
     calibrated_memory,
@@ -219,14 +219,32 @@ def training_runtime(
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
     if flops_per_token is None:
         flops_per_token = training_flops_per_token(arch, workload)
-    mfu = training_mfu(arch, workload, gpu)
+    mfu = training_mfu(arch, workload, gpu, flops_per_token)
     scaling = scaling_efficiency(arch, workload, gpu, gpus, mfu, trainable, flops_per_token,
                                  nodes, fabric)
     flops_per_s = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus * mfu * scaling
-    tps = flops_per_s / flops_per_token * correction.factor(
+    tps = flops_per_s / flops_per_token
+    if trainable is None:
+        trainable = trainable_params(arch, workload)
+    tps *= step_share(arch, workload, gpu, gpus, trainable, tps, nodes)
+    tps *= correction.factor(
         correction.features(workload), COEFFICIENTS if coefficients is None else coefficients)
     return RuntimeEstimate(hours=tokens / tps / 3600, tokens_per_second=tps, mfu=mfu,
                            scaling=scaling, layout=layout)
+
+
+def step_share(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
+               trainable: int, tps: float, nodes: int = 1) -> float:
+    """The share of a step's time that forward, backward and their collectives take
+    (1.0 when nothing else runs): the optimizer step (optimizer_step.optimizer_seconds,
+    not overlapped: it runs after the last gradient) and CPU offload's host-link copies
+    (host_link_seconds, overlapped with compute as collectives are, COMM_OVERLAP)."""
+    step_tokens = workload.batch_size * workload.sequence_length * gpus
+    step_s = step_tokens / tps
+    opt_s = optimizer_step.optimizer_seconds(workload, gpu, trainable, gpus, nodes)
+    host_s = optimizer_step.host_link_seconds(workload, gpu, trainable, arch.params, gpus)
+    exposed = max(host_s - COMM_OVERLAP * step_s, (1 - COMM_OVERLAP) * host_s)
+    return step_s / (step_s + opt_s + exposed)
 
 
 def prefill_tp_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float) -> float:

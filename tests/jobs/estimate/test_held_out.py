@@ -63,7 +63,7 @@ def test_held_out_source_has_every_throughput_row_within_x15(source: str) -> Non
 def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     # Every source scored with coefficients fitted without it: the median
     # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15); the rows more
-    # than 10% under and outside x1.5 are bounded at today's counts (7 of 55, 17 of
+    # than 10% under and outside x1.5 are bounded at today's counts (7 of 55, 11 of
     # 174; the targets are 0: docs/estimates.md lists them).
     scored = scoring.score(ROWS, held_out_fit=True)
     errors = [s.memory_error for s in scored if s.memory_error is not None]
@@ -71,7 +71,7 @@ def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     assert statistics.median(abs(e) for e in errors) <= 0.08
     assert 0.85 <= statistics.median(ratios) <= 1.15
     assert sum(1 for e in errors if e < -0.10) <= 7
-    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 17
+    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 11
 
 
 def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:
