@@ -11,9 +11,8 @@ RIDGE = 100.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'adapter': 0.014114,
     'engine:hf': -0.008859,
-    'engine:sglang': -0.006136,
-    'engine:tensorrt-llm': -0.003678,
-    'engine:vllm': -0.01747,
+    'engine:sglang': -0.01185,
+    'engine:tensorrt-llm': 0.002856,
     'fp8_training': 0.017454,
     'framework:deepspeed': -0.017428,
     'framework:llm-foundry': 0.010822,
@@ -21,13 +20,12 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'framework:torchtitan': -0.001487,
     'framework:torchtune': 0.015937,
     'generate_bitsandbytes': -0.014355,
-    'inference_log2_tp': -0.079604,
-    'serving': -0.027285,
+    'serving': -0.008994,
     'torch_compile': 0.015116,
     'train': -0.003097,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.691, 1.636),
-    'inference': (0.757, 1.277),
+    'finetune': (0.691, 1.618),
+    'inference': (0.788, 1.285),
 })
