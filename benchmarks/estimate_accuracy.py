@@ -64,7 +64,7 @@ def report(rows: Sequence[scoring.Measurement] | None = None) -> str:
     out += [f"- {r.label}: {r.unexpressed}" for r in rows if r.unexpressed]
     unscored = [r for r in rows if r.throughput_unexpressed and not r.unexpressed]
     if unscored:
-        out += ["", "Rows whose memory is scored but not their tokens/s:", ""]
+        out += ["", "Rows whose tokens/s is not scored (their memory is, where measured):", ""]
         out += [f"- {r.label}: {r.throughput_unexpressed}" for r in unscored]
     mem = [s.memory_error for s in scored if s.memory_error is not None]
     tps = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]

@@ -3,8 +3,9 @@ cannot derive (how well a framework's or engine's kernels use the GPU).
 
     tokens/s = model tokens/s x exp(sum of coefficient x feature)
 
-Features are indicators of the stack (framework or engine, adapters, fp8, compile) and
-log2 of the tensor-parallel degree for inference. The coefficients are fitted by ridge
+Features are indicators of the stack (framework or engine, adapters, fp8, compile);
+tensor parallelism is not a feature: its all-reduces are timed in the model
+(runtime.tp_allreduce_seconds). The coefficients are fitted by ridge
 least squares on log(measured / model) (``fit``), toward 0 (the model unchanged), and
 stored in fitted.py by benchmarks/estimate_accuracy.py --write; the benchmark refits
 them without each source in turn to score that source (docs/estimates.md). Pure.
@@ -28,10 +29,10 @@ RIDGE_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 SERVING_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
 
 
-def features(workload: WorkloadSpec, tp: int = 1) -> dict[str, float]:
+def features(workload: WorkloadSpec) -> dict[str, float]:
     """Shared terms first (what a held-out stack still gets from the others), then the
     stack's own: training / serving intercepts; adapters, fp8, compile; each framework
-    or engine; quantized weights in generate; log2 of the inference TP degree."""
+    or engine; quantized weights in generate."""
     if workload.type == "finetune":
         f = {"train": 1.0}
         if workload.framework != "hf":
@@ -49,8 +50,6 @@ def features(workload: WorkloadSpec, tp: int = 1) -> dict[str, float]:
         f = {"engine:hf": 1.0}
         if workload.weight_precision in ("nf4", "int4", "int8"):
             f["generate_bitsandbytes"] = 1.0  # dequantizes every weight, every token
-    if tp > 1:
-        f["inference_log2_tp"] = math.log2(tp)
     return f
 
 

@@ -11,9 +11,8 @@ RIDGE = 100.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'adapter': 0.007757,
     'engine:hf': -0.008859,
-    'engine:sglang': -0.006136,
-    'engine:tensorrt-llm': -0.003678,
-    'engine:vllm': -0.01747,
+    'engine:sglang': -0.01185,
+    'engine:tensorrt-llm': 0.002856,
     'fp8_training': 0.011218,
     'framework:deepspeed': -0.017781,
     'framework:llm-foundry': 0.015638,
@@ -21,13 +20,12 @@ COEFFICIENTS: Mapping[str, float] = MappingProxyType({
     'framework:torchtitan': 0.002856,
     'framework:torchtune': 0.019694,
     'generate_bitsandbytes': -0.014355,
-    'inference_log2_tp': -0.079604,
-    'serving': -0.027285,
+    'serving': -0.008994,
     'torch_compile': 0.022496,
     'train': 0.006608,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.718, 1.432),
-    'inference': (0.757, 1.279),
+    'finetune': (0.718, 1.397),
+    'inference': (0.788, 1.285),
 })

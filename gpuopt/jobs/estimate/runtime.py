@@ -10,7 +10,8 @@ GPU-to-GPU link from the hardware table, so PCIe and NVLink differ for a reason.
 Batch inference is prefill (compute-bound, 2 x active params per prompt token) plus
 decode (bound by memory bandwidth: every step reads the weights and the batch's KV
 cache). The batch is as large as the memory left on the GPU allows, so a GPU with more
-memory to spare decodes faster.
+memory to spare decodes faster. Under tensor parallelism every forward pass also waits
+on its all-reduces (two per layer: latency + ring traffic over the GPU link).
 
 Every efficiency is an explicit, documented parameter (the MFU and scaling each
 :class:`RuntimeEstimate` reports); a job can override MFU with ``workload.mfu``;
@@ -22,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from gpuopt.jobs.architectures import Architecture
 from gpuopt.jobs.estimate import correction, optimizer_step
@@ -36,7 +38,11 @@ from gpuopt.jobs.estimate.fit import Fit, Layout, check_fit, layouts
 from gpuopt.jobs.estimate.fitted import COEFFICIENTS
 from gpuopt.jobs.estimate.memory import estimate_memory
 from gpuopt.jobs.estimate.memory.breakdown import MemoryEstimate
-from gpuopt.jobs.estimate.memory.inference import KV_BYTES, mean_kv_layer_tokens
+from gpuopt.jobs.estimate.memory.inference import (
+    DEFAULT_STEP_TOKENS,
+    KV_BYTES,
+    mean_kv_layer_tokens,
+)
 from gpuopt.jobs.estimate.memory.training import lora_params
 from gpuopt.jobs.estimate.memory.weights import QUANTIZED, compute_bytes
 from gpuopt.jobs.estimate.utilisation import training_mfu
@@ -71,9 +77,37 @@ DECODE_COMPUTE_MFU = 0.5  # large batches turn decode compute-bound
 # batch apart from decode unless --enable-mixed-chunk is set (server_args.py,
 # enable_mixed_chunk = False), and Transformers' generate prefills then decodes.
 PREFILL_IN_DECODE_STEPS = frozenset({"vllm", "tensorrt-llm"})
-# Tensor-parallel all-reduces per layer cost about this much per extra GPU in decode
-# (TensorRT-LLM LLaMA-70B TP4: 670 tok/s/GPU vs 5,586 for 7B on one GPU after scaling).
-TP_EFFICIENCY_PER_DOUBLING = 0.9
+# ...and the tokens such a step carries, prompt chunk and decode tokens together:
+# trtllm-bench builds max_num_tokens as the batch x (1 + input/output length), at least
+# 2048 ("Set min to 2048 to ensure Ctx/Gen overlap efficiency") and at most 32768
+# (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py, finetune_setting, at
+# 04cba882084a; 0.17's perf-overview prints "Max Runtime Tokens: 8192" for a 128/128
+# run at batch 4,096, the same rule), with context chunking on (tensorrt_llm/bench/run/
+# dataclasses.py at 4c224fdc8bf3, ExecutorSettingsConfig.chunking = True). vLLM: the
+# memory model's step budget (memory/inference.py DEFAULT_STEP_TOKENS); a job's
+# max_batched_tokens overrides both.
+TRTLLM_BENCH_MIN_TOKENS = 2048
+TRTLLM_BENCH_MAX_TOKENS = 32768
+# Tensor parallelism (Megatron's layout, Shoeybi et al. 2019, sec. 3): every forward
+# pass all-reduces each layer's activations twice (after attention, after the MLP),
+# hidden_size 16-bit values a token, and the next layer waits for them: the time adds
+# to the pass, it is not hidden under its matmuls or weight reads. Each all-reduce costs
+# - a latency: the custom all-reduce kernels the serving engines run in decode take
+#   9.1-10.1 us for a small message on H100 at TP 2/4/8 (vLLM's kernel; TensorRT-LLM's
+#   3.7-5.9 us), sgl-project/sglang pull request 2904 (2025-01-15); over PCIe, NCCL's
+#   smallest all-reduce among 8 RTX 4090s takes 42.6 us (NVIDIA/nccl issue 1530);
+# - the bytes a ring moves, 2 (tp-1)/tp of the payload through each GPU's link in each
+#   direction at once, so at one direction's bandwidth: the hardware table's NVLink
+#   figures are the datasheets' two-direction totals (A100 12 links x 25 GB/s each way
+#   = 600, H100 18 x 25 = 900; open-mpi/hwloc issue 574), its PCIe figures one
+#   direction's. Achieved: nccl-tests all_reduce_perf busbw on 8x A100-SXM4-80GB is
+#   ~200 GB/s of the 300 each way (NVIDIA/nccl-tests issue 149; 208 GB/s in issue 178).
+#   NCCL's maintainer gives 370 of H100's 450 at large sizes "with the protocol overhead
+#   (~20%)", and 256 MB "is too small to reach peak bandwidth" (nccl-tests issue 212);
+#   decode's all-reduces are 0.1-40 MB, so the lower, measured share is used.
+TP_LINK_EFFICIENCY = 200 / 300
+TP_ALLREDUCE_LATENCY_S: Mapping[str, float] = MappingProxyType(
+    {"nvlink": 10e-6, "pcie": 40e-6})
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 # bitsandbytes' formats, as transformers' and litgpt's generate run them
 BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
@@ -247,19 +281,53 @@ def step_share(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: i
     return step_s / (step_s + opt_s + exposed)
 
 
-def prefill_tp_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float) -> float:
-    """Time the tensor-parallel all-reduces of ``tokens`` prompt tokens take: Megatron's
-    layout (Shoeybi et al. 2019, sec. 3) all-reduces each layer's activations twice (after
-    attention and after the MLP), 16-bit, ``hidden_size`` values a token, as a ring (2 x
-    (tp-1)/tp of the payload through each GPU's link) at NCCL's achieved share of the link
-    (LINK_EFFICIENCY), not overlapped with compute. Used for prefill and for the
-    compute-bound side of a decode step (its batch's tokens); the memory-bound side keeps
-    the per-step TP_EFFICIENCY_PER_DOUBLING (a step reading the weights is latency-bound
-    on its all-reduces, not bandwidth-bound)."""
+def tp_link_bytes_per_s(gpu: GpuSpec) -> float:
+    """A ring all-reduce's achieved rate through each GPU's link, one direction
+    (TP_ALLREDUCE_LATENCY_S's note)."""
+    one_way = gpu.link_gbps / 2 if gpu.interconnect == "nvlink" else gpu.link_gbps
+    return one_way * 1e9 * TP_LINK_EFFICIENCY
+
+
+def tp_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float,
+                         passes: float) -> float:
+    """Time the tensor-parallel all-reduces of ``passes`` forward passes carrying
+    ``tokens`` tokens in all take: two per layer per pass, each its latency plus its
+    ring traffic (16-bit, hidden_size values a token); 0 on one GPU."""
     if tp <= 1:
         return 0.0
+    latency = passes * arch.layers * 2 * TP_ALLREDUCE_LATENCY_S.get(
+        gpu.interconnect, TP_ALLREDUCE_LATENCY_S["pcie"])
     payload = tokens * arch.layers * 2 * arch.hidden_size * 2.0
-    return 2 * (tp - 1) / tp * payload / (gpu.link_gbps * 1e9 * LINK_EFFICIENCY)
+    return latency + 2 * (tp - 1) / tp * payload / tp_link_bytes_per_s(gpu)
+
+
+def step_token_budget(workload: WorkloadSpec, batch: int) -> float:
+    """Tokens one mixed step carries (prompt chunk + decode tokens): the job's
+    max_batched_tokens, else the engine's (TRTLLM_BENCH_MIN_TOKENS' note)."""
+    if workload.max_batched_tokens:
+        return float(workload.max_batched_tokens)
+    if workload.engine == "tensorrt-llm":
+        ratio = workload.prompt_len / max(1, workload.output_len)
+        return min(float(TRTLLM_BENCH_MAX_TOKENS),
+                   max(float(TRTLLM_BENCH_MIN_TOKENS), batch * (1 + ratio)))
+    return float(DEFAULT_STEP_TOKENS)
+
+
+def mixed_steps_seconds(prefill_s: float, prompt_tokens: float, steps: int, batch: int,
+                        step_memory_s: float, step_compute_s: float, budget: float) -> float:
+    """Decode steps that carry the prompts in chunks (chunked prefill / in-flight
+    batching). A step reads the weights once for its decode tokens and its prompt chunk
+    (at most ``budget`` - ``batch`` tokens), so a chunk's compute hides in the step's
+    memory-bound slack (memory - decode compute), up to the chunk's own compute; the
+    rest of the prompts' compute adds. Small chunks hide all they can: max(memory total,
+    compute total); budget-sized chunks far above the slack hide one step's slack each."""
+    decode_s = steps * max(step_memory_s, step_compute_s)
+    if prompt_tokens <= 0 or prefill_s <= 0:
+        return decode_s
+    chunks = max(1.0, prompt_tokens / max(1.0, budget - batch))
+    chunk_s = prefill_s / chunks
+    slack = max(0.0, step_memory_s - step_compute_s)
+    return decode_s + prefill_s - min(float(steps), chunks) * min(chunk_s, slack)
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,13 +359,9 @@ def inference_runtime(
     requests = -(-total_requests // replicas)
     batch = max(1, min(requests, memory.max_batch))
     prompt, output = workload.prompt_len, workload.output_len
-    tp_eff = TP_EFFICIENCY_PER_DOUBLING ** math.log2(gpus) if gpus > 1 else 1.0
     peak = gpu.tflops_for(workload.compute_precision) * 1e12 * gpus  # tp: in the terms
-    # Prefill (and decode once its batch makes it compute-bound) runs thousands of tokens
-    # per step, so tensor parallelism costs it what its all-reduces move, not the
-    # per-step latency memory-bound decode pays (tp_eff): prefill_tp_seconds.
-    prefill_s = (2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
-                 + prefill_tp_seconds(arch, gpu, gpus, prompt * requests))
+    prefill_s = 2 * arch.active_params * prompt * requests / (peak * PREFILL_MFU)
+    waves = math.ceil(requests / batch)  # batches of the mean request, run in turn
 
     # Decode reads every weight once per step: the stored (quantized) bytes, at the
     # efficiency of kernels that dequantize as they read (fp8 is a cast: 16-bit's).
@@ -312,31 +376,34 @@ def inference_runtime(
         # dequant_workspace_bytes): 2 x 2 bytes a weight more, at 16-bit efficiency
         weight_traffic += 4.0 * arch.linear_params() / gpus
         bw_eff = DECODE_BW_EFFICIENCY_16BIT
-    bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff * tp_eff  # per GPU; shards read in parallel
+    bandwidth = gpu.bandwidth_gbps * 1e9 * bw_eff  # per GPU; shards read in parallel
     step_bytes = weight_traffic + batch * memory.kv_bytes_per_sequence
     step_memory_s = step_bytes / bandwidth
-    step_compute_s = (2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
-                      + prefill_tp_seconds(arch, gpu, gpus, batch))
+    step_compute_s = 2 * arch.active_params * batch / (peak * DECODE_COMPUTE_MFU)
     if workload.engine == "hf":  # eager decode: the host's launches bound small batches
         step_memory_s = max(step_memory_s, arch.layers * EAGER_HOST_S_PER_LAYER)
-    step_s = max(step_memory_s, step_compute_s)
-    steps = output * math.ceil(requests / batch)
+    steps = output * waves
+    budget = step_token_budget(workload, batch)
+    # prompts ride in the decode steps (chunked prefill / in-flight batching), or run in
+    # passes of their own before the batch decodes (SGLang's default, generate)
     if workload.engine in PREFILL_IN_DECODE_STEPS:
-        # prompts ride in the decode steps (chunked prefill / in-flight batching): a
-        # step reads the weights once for the decoding batch and the prompt chunk
-        # together, so prefill costs compute the memory-bound steps leave idle and only
-        # the larger of the two totals is the job's time
-        compute_s = prefill_s + steps * step_compute_s
-        engine_s = max(steps * step_memory_s, compute_s)
+        engine_s = mixed_steps_seconds(prefill_s, prompt * requests, steps, batch,
+                                       step_memory_s, step_compute_s, budget)
+        passes = float(steps)
     else:
-        engine_s = prefill_s + steps * step_s
+        engine_s = prefill_s + steps * max(step_memory_s, step_compute_s)
+        passes = steps + math.ceil(prompt * requests / budget)
+    # tensor parallelism: every pass waits on its all-reduces (TP_ALLREDUCE_LATENCY_S)
+    comm_s = tp_allreduce_seconds(arch, gpu, gpus, (prompt + output) * requests, passes)
+    engine_s += comm_s
+    scaling = 1 - comm_s / engine_s if engine_s > 0 else 1.0
     total_s = engine_s / correction.factor(
-        correction.features(workload, gpus),
+        correction.features(workload),
         COEFFICIENTS if coefficients is None else coefficients)
     out_tokens = output * total_requests
     tps = out_tokens / total_s if total_s > 0 else 0.0
     return RuntimeEstimate(hours=total_s / 3600, tokens_per_second=tps, mfu=PREFILL_MFU,
-                           scaling=tp_eff, batch=batch, layout=layout, kind="inference")
+                           scaling=scaling, batch=batch, layout=layout, kind="inference")
 
 
 class EstimateCache:

@@ -80,7 +80,7 @@ def samples(rows: Iterable[Measurement]) -> list[Sample]:
             continue
         base = model_tps(m, {})
         if base > 0:
-            out.append(Sample(m.source, correction.features(m.workload, m.tp),
+            out.append(Sample(m.source, correction.features(m.workload),
                               math.log(m.tokens_per_second / base)))
     return out
 
