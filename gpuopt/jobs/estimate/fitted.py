@@ -9,23 +9,23 @@ from types import MappingProxyType
 # the ridge penalty leave-one-source-out chose on the whole corpus
 RIDGE = 100.0
 COEFFICIENTS: Mapping[str, float] = MappingProxyType({
-    'adapter': 0.007757,
+    'adapter': 0.007461,
     'engine:hf': -0.008859,
-    'engine:sglang': -0.01185,
-    'engine:tensorrt-llm': 0.002856,
-    'fp8_training': 0.011218,
-    'framework:deepspeed': -0.017781,
-    'framework:llm-foundry': 0.015638,
-    'framework:nemo': 0.009877,
-    'framework:torchtitan': 0.002856,
-    'framework:torchtune': 0.019694,
+    'engine:sglang': -0.012109,
+    'engine:tensorrt-llm': 0.007694,
+    'fp8_training': 0.012076,
+    'framework:deepspeed': -0.015818,
+    'framework:llm-foundry': 0.01563,
+    'framework:nemo': 0.010672,
+    'framework:torchtitan': 0.003042,
+    'framework:torchtune': 0.019542,
     'generate_bitsandbytes': -0.014355,
-    'serving': -0.008994,
-    'torch_compile': 0.022496,
-    'train': 0.006608,
+    'serving': -0.004414,
+    'torch_compile': 0.022504,
+    'train': 0.010267,
 })
 # p10 / p90 of held-out estimate / measured throughput, by workload type
 RATIO_INTERVALS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    'finetune': (0.718, 1.397),
-    'inference': (0.788, 1.285),
+    'finetune': (0.719, 1.359),
+    'inference': (0.788, 1.283),
 })

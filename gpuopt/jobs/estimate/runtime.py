@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from types import MappingProxyType
 
 from gpuopt.jobs.architectures import Architecture
@@ -56,8 +57,24 @@ from gpuopt.providers.hardware import GpuSpec
 # ZeRO-3 prefetch overlap roughly half in practice; PyTorch DDP paper, Li et al. 2020).
 COMM_OVERLAP = 0.5
 # Achieved fraction of the link's nominal bandwidth in NCCL ring collectives (nccl-tests
-# bus bandwidth reaches ~75-85% of NVLink / PCIe nominal).
+# bus bandwidth reaches ~75-85% of NVLink / PCIe nominal, one direction's: a ring sends
+# and receives its bytes at once, so each direction carries them; link_one_way_gbps).
 LINK_EFFICIENCY = 0.8
+# DeepSpeed ZeRO-1 / -2 do not overlap their collectives with backward unless the config
+# sets overlap_comm: its default is False for stages 1 and 2, True for stage 3 only
+# (microsoft/DeepSpeed deepspeed/runtime/zero/constants.py at 02a63e433b89:
+# ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT = False, ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT
+# = True). The gradients are reduced as each 5e8-element bucket fills
+# (reduce_bucket_size) on the compute stream, and the updated 16-bit partitions are
+# all-gathered after the optimizer step: nothing runs beside compute (comm_overlap).
+DEEPSPEED_NO_OVERLAP_STAGES = frozenset({1, 2})
+# HF Trainer's --fp16 / --bf16 without DeepSpeed is torch.cuda.amp: autocast casts the
+# matmuls' inputs and the model's parameters stay fp32 (transformers 4.12's Trainer:
+# its use_amp path, autocast() and torch.cuda.amp.GradScaler), so their
+# gradients are fp32 and DistributedDataParallel all-reduces them as they are, 4 bytes a
+# parameter (memory/constants.py MIXED_PRECISION_GRAD_BYTES holds them so); DeepSpeed's
+# fp16 engine holds the model in fp16 and reduces 16-bit gradients.
+GRAD_BYTES_AMP_DDP = 4.0
 
 # Inference:
 # - prefill runs large matmuls: ~50% MFU (vLLM / TensorRT-LLM prefill benchmarks);
@@ -108,6 +125,25 @@ TRTLLM_BENCH_MAX_TOKENS = 32768
 TP_LINK_EFFICIENCY = 200 / 300
 TP_ALLREDUCE_LATENCY_S: Mapping[str, float] = MappingProxyType(
     {"nvlink": 10e-6, "pcie": 40e-6})
+# ...and where the all-reduce is measured by message size, that curve: at decode's 1-20
+# MB messages NCCL runs well below its large-message bus bandwidth (it reaches 36 GB/s
+# at 1 MB, 90 at 8 MB, 167 at 64 MB, 231 at 8 GB). nccl-tests all_reduce_perf, in-place
+# busbw on 8x A100-SXM4-80GB (NVSwitch; Azure ND A100 v4, NCCL 2.18.5):
+# Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md at 3bb66cacc256,
+# "NCCL Bandwidth" (its sizes are powers of two, 1M = 2^20 bytes). A pass's all-reduce
+# takes at least that measured time (busbw = 2 (n-1)/n x size / time, as nccl-tests
+# defines it) for a message of the pass's mean size. The table is of NCCL; the engines'
+# own one-/two-shot kernels take some sizes instead, and no per-size measurement of
+# theirs on A100 was found: NCCL's curve stands in for them. Measured on 8 GPUs; busbw
+# normalises the ring's traffic for the member count, so it serves TP 2-8 alike.
+_MIB = 2 ** 20
+ALLREDUCE_BUSBW_BY_SIZE: Mapping[str, tuple[tuple[float, float], ...]] = MappingProxyType({
+    name: ((_MIB, 36.22), (2 * _MIB, 53.54), (4 * _MIB, 71.43), (8 * _MIB, 89.99),
+           (16 * _MIB, 109.22), (32 * _MIB, 132.77), (64 * _MIB, 166.63),
+           (128 * _MIB, 174.18), (256 * _MIB, 213.87), (512 * _MIB, 221.58),
+           (1024 * _MIB, 228.10), (2048 * _MIB, 230.22), (4096 * _MIB, 230.48),
+           (8192 * _MIB, 231.58))
+    for name in ("A100-80GB", "A100-40GB")})
 DEQUANT_ON_READ = frozenset(QUANTIZED) - {"fp8"}
 # bitsandbytes' formats, as transformers' and litgpt's generate run them
 BNB_DEQUANT_TO_16BIT = frozenset({"nf4", "int4", "int8"})
@@ -173,13 +209,22 @@ def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
     return lora_params(arch, workload.lora_targets, workload.lora_rank)
 
 
+def amp_fp32_gradients(workload: WorkloadSpec) -> bool:
+    """Whether data parallel reduces fp32 gradients: HF Trainer's 16-bit training without
+    DeepSpeed (GRAD_BYTES_AMP_DDP)."""
+    return (workload.framework == "hf" and workload.method == "full"
+            and workload.keeps_master_weights and not workload.zero_stage
+            and not workload.fsdp and workload.stored_precision in ("fp16", "bf16"))
+
+
 def _comm_payload(arch: Architecture, workload: WorkloadSpec,
                   trainable: int | None = None) -> tuple[float, float]:
     """(bytes a step's collectives move, ring factor): a ring collective over k members
     sends ``factor x (k-1)/k x payload`` bytes through each member's link."""
     if trainable is None:
         trainable = trainable_params(arch, workload)
-    grad_bytes = 2.0 * trainable  # 16-bit gradients
+    grad_bytes = GRAD_BYTES_AMP_DDP if amp_fp32_gradients(workload) else 2.0
+    grad_bytes *= trainable
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
         # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
         # again in backward (ZeRO-3 / FSDP FULL_SHARD)
@@ -196,6 +241,12 @@ def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: i
     return factor * (gpus - 1) / gpus * payload
 
 
+def link_one_way_gbps(gpu: GpuSpec) -> float:
+    """One direction's bandwidth of a GPU's link (the hardware table's NVLink figures are
+    two-direction totals, its PCIe figures one direction's: TP_ALLREDUCE_LATENCY_S)."""
+    return gpu.link_gbps / 2 if gpu.interconnect == "nvlink" else gpu.link_gbps
+
+
 def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                  nodes: int = 1, fabric: Fabric | None = None,
                  trainable: int | None = None) -> float:
@@ -206,7 +257,7 @@ def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus:
     payload``), then inside the node again (counted in the first term's factor)."""
     per_node = gpus // nodes
     intra = _comm_bytes_per_gpu_step(arch, workload, per_node, trainable) / (
-        gpu.link_gbps * 1e9 * LINK_EFFICIENCY)
+        link_one_way_gbps(gpu) * 1e9 * LINK_EFFICIENCY)
     if nodes <= 1:
         return intra
     if fabric is None:
@@ -214,6 +265,15 @@ def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus:
     payload, factor = _comm_payload(arch, workload, trainable)
     inter = factor * (nodes - 1) / nodes * payload / (fabric.bytes_per_s * LINK_EFFICIENCY)
     return intra + inter
+
+
+def comm_overlap(workload: WorkloadSpec) -> float:
+    """The share of a step's collectives hidden under compute (COMM_OVERLAP), none for
+    DeepSpeed ZeRO-1/2 (DEEPSPEED_NO_OVERLAP_STAGES)."""
+    if (workload.framework == "deepspeed"
+            and workload.zero_stage in DEEPSPEED_NO_OVERLAP_STAGES):
+        return 0.0
+    return COMM_OVERLAP
 
 
 def scaling_efficiency(
@@ -234,8 +294,9 @@ def scaling_efficiency(
         / (gpu.tflops_for(workload.compute_precision) * 1e12 * mfu * gpus)
     )
     comm_s = comm_seconds(arch, workload, gpu, gpus, nodes, fabric, trainable)
-    exposed = max(0.0, comm_s - COMM_OVERLAP * compute_s) if comm_s > 0 else 0.0
-    exposed = max(exposed, (1 - COMM_OVERLAP) * comm_s)
+    overlap = comm_overlap(workload)
+    exposed = max(0.0, comm_s - overlap * compute_s) if comm_s > 0 else 0.0
+    exposed = max(exposed, (1 - overlap) * comm_s)
     return compute_s / (compute_s + exposed)
 
 
@@ -288,17 +349,39 @@ def tp_link_bytes_per_s(gpu: GpuSpec) -> float:
     return one_way * 1e9 * TP_LINK_EFFICIENCY
 
 
+def measured_busbw_gbps(gpu: GpuSpec, message_bytes: float) -> float | None:
+    """NCCL all-reduce bus bandwidth at ``message_bytes`` on ``gpu``'s NVLink where a
+    per-size measurement exists (ALLREDUCE_BUSBW_BY_SIZE), interpolated in log2(size)
+    and held at the table's ends; None elsewhere."""
+    table = ALLREDUCE_BUSBW_BY_SIZE.get(gpu.name)
+    if not table:
+        return None
+    if message_bytes <= table[0][0]:
+        return table[0][1]
+    for (s0, b0), (s1, b1) in pairwise(table):
+        if message_bytes <= s1:
+            f = math.log2(message_bytes / s0) / math.log2(s1 / s0)
+            return b0 + f * (b1 - b0)
+    return table[-1][1]
+
+
 def tp_allreduce_seconds(arch: Architecture, gpu: GpuSpec, tp: int, tokens: float,
                          passes: float) -> float:
     """Time the tensor-parallel all-reduces of ``passes`` forward passes carrying
     ``tokens`` tokens in all take: two per layer per pass, each its latency plus its
-    ring traffic (16-bit, hidden_size values a token); 0 on one GPU."""
+    ring traffic (16-bit, hidden_size values a token), or, on a GPU whose all-reduce is
+    measured by message size (ALLREDUCE_BUSBW_BY_SIZE), at least the measured time of a
+    message of the pass's mean size; 0 on one GPU."""
     if tp <= 1:
         return 0.0
-    latency = passes * arch.layers * 2 * TP_ALLREDUCE_LATENCY_S.get(
+    count = passes * arch.layers * 2
+    latency = count * TP_ALLREDUCE_LATENCY_S.get(
         gpu.interconnect, TP_ALLREDUCE_LATENCY_S["pcie"])
     payload = tokens * arch.layers * 2 * arch.hidden_size * 2.0
-    return latency + 2 * (tp - 1) / tp * payload / tp_link_bytes_per_s(gpu)
+    ring = 2 * (tp - 1) / tp * payload
+    modelled = latency + ring / tp_link_bytes_per_s(gpu)
+    busbw = measured_busbw_gbps(gpu, payload / count) if count > 0 else None
+    return modelled if busbw is None else max(modelled, ring / (busbw * 1e9))
 
 
 def step_token_budget(workload: WorkloadSpec, batch: int) -> float:

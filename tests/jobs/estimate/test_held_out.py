@@ -64,15 +64,15 @@ def test_held_out_source_has_every_throughput_row_within_x15(source: str) -> Non
 def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     # Every source scored with coefficients fitted without it: the median
     # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15); the rows more
-    # than 10% under and outside x1.5 are bounded at today's counts (0 of 55, 6 of
-    # 172; the target for both is 0: docs/estimates.md lists the six).
+    # than 10% under and outside x1.5 are bounded at today's counts (0 of 55, 5 of
+    # 172; the target for both is 0: docs/estimates.md lists the five).
     scored = scoring.score(ROWS, held_out_fit=True)
     errors = [s.memory_error for s in scored if s.memory_error is not None]
     ratios = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
     assert statistics.median(abs(e) for e in errors) <= 0.08
     assert 0.85 <= statistics.median(ratios) <= 1.15
     assert sum(1 for e in errors if e < -0.10) == 0
-    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 6
+    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 5
 
 
 def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:

@@ -11,6 +11,7 @@ from gpuopt.jobs.estimate import correction, scoring
 from gpuopt.jobs.estimate.runtime import (
     InferenceMemory,
     inference_runtime,
+    measured_busbw_gbps,
     mixed_steps_seconds,
     step_token_budget,
     tp_allreduce_seconds,
@@ -27,14 +28,31 @@ def test_one_gpu_has_no_all_reduce() -> None:
 
 
 def test_all_reduce_time_by_hand() -> None:
-    # 1,000 passes of 256 tokens at TP4 on A100 NVLink: 2 x 80 all-reduces a pass at
+    # 1,000 passes of 256 tokens at TP4 on H100 NVLink: 2 x 80 all-reduces a pass at
     # 10 us, and 2 x 3/4 x (256,000 tokens x 80 x 2 x 8192 x 2 bytes) over one
-    # direction of the 600 GB/s link at 200/300 of it
+    # direction of the 900 GB/s link at 200/300 of it
     latency = 1000 * 80 * 2 * 10e-6
     payload = 256_000 * 80 * 2 * 8192 * 2
-    ring = 2 * 3 / 4 * payload / (300e9 * 200 / 300)
-    got = tp_allreduce_seconds(L70, A100, 4, 256_000, 1000)
+    ring = 2 * 3 / 4 * payload / (450e9 * 200 / 300)
+    got = tp_allreduce_seconds(L70, H100, 4, 256_000, 1000)
     assert got == pytest.approx(latency + ring, rel=1e-9)
+
+
+def test_measured_all_reduce_curve_by_hand() -> None:
+    # A100 (nccl-tests busbw by size): 256 tokens a pass is a 4 MiB message, measured at
+    # 71.43 GB/s busbw, far below the link model's 200: the pass takes the measured time
+    assert measured_busbw_gbps(A100, 4 * 2**20) == pytest.approx(71.43)
+    between = measured_busbw_gbps(A100, 3 * 2**20)
+    assert between is not None and 53.54 < between < 71.43
+    ring = 2 * 3 / 4 * 256_000 * 80 * 2 * 8192 * 2
+    got = tp_allreduce_seconds(L70, A100, 4, 256_000, 1000)
+    assert got == pytest.approx(ring / 71.43e9, rel=1e-9)
+    # a few tokens a pass: the custom kernels' latency, not the 1 MiB figure, bounds it
+    latency = 1000 * 80 * 2 * 10e-6
+    assert tp_allreduce_seconds(L70, A100, 4, 8_000, 1000) == pytest.approx(
+        latency + 2 * 3 / 4 * 8_000 * 80 * 2 * 8192 * 2 / 200e9, rel=1e-9)
+    # no curve for H100 here: the link model
+    assert measured_busbw_gbps(H100, 4 * 2**20) is None
 
 
 def test_pcie_all_reduce_is_slower_than_nvlink_and_grows_with_tp() -> None:
