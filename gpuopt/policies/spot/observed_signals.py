@@ -69,10 +69,32 @@ def _second(at: datetime) -> datetime:
     return at.replace(microsecond=0)  # the store keeps whole seconds
 
 
+_ENDS = (K.PREEMPTED, K.RELEASED, K.CAPACITY_FAILURE)
+
+
+def _own_holds(own: Sequence[Observed]) -> list[tuple[datetime, datetime | None]]:
+    """The job's own holds in a place: from each launch to the end after it (None: on)."""
+    out: list[tuple[datetime, datetime | None]] = []
+    for o in sorted(own, key=observation_order):
+        if o.kind is K.LAUNCH_OK:
+            out.append((_second(o.at), None))
+        elif o.kind in _ENDS and out and out[-1][1] is None:
+            out[-1] = (out[-1][0], _second(o.at))
+    return out
+
+
 def others_of(stored: Sequence[Observed], own: Sequence[Observed]) -> list[Observed]:
-    """The stored observations that are not the job's own (same kind, same second)."""
+    """The stored observations that are not the job's own: not of the same kind in the
+    same second as one of its own, nor a launch within one of its own holds (a launch
+    whose outcome was unknown is recorded when first seen running, after its start)."""
     mine = {(_second(o.at), o.kind) for o in own}
-    return [o for o in stored if (_second(o.at), o.kind) not in mine]
+    holds = _own_holds(own)
+
+    def own_launch(at: datetime) -> bool:
+        return any(s <= at and (e is None or at <= e) for s, e in holds)
+
+    return [o for o in stored if (_second(o.at), o.kind) not in mine
+            and not (o.kind is K.LAUNCH_OK and own_launch(o.at))]
 
 
 def _newest(obs: Sequence[Observed], kind: ObservationKind, until: datetime) -> Observed | None:
