@@ -122,11 +122,11 @@ def test_kill_9_from_another_process_at_each_probe_point(tmp_path: Path, point: 
         for p in (first, *([second] if "second" in locals() else [])):
             if p.poll() is None:
                 p.kill()
-    job = _job(store, job_id)
-    held, probe = _attempts(store, job_id)
-    assert job.status == JobStatus.SUCCEEDED, job.last_error
-    assert (held.status, held.end_reason) == (AttemptPhase.ENDED, EndReason.MOVED)
-    assert probe.probe_of == held.number and probe.end_reason == EndReason.SUCCEEDED
     _never_two_at_once(runs)
     assert sorted(_spans(runs)) == [1, 2]  # each attempt ran the program, once
+    job = _job(store, job_id)
+    assert job.status == JobStatus.SUCCEEDED, job.last_error
+    held, probe = _attempts(store, job_id)
+    assert (held.status, held.end_reason) == (AttemptPhase.ENDED, EndReason.MOVED)
+    assert probe.probe_of == held.number and probe.end_reason == EndReason.SUCCEEDED
     store.close()
