@@ -48,6 +48,7 @@ from gpuopt.policies.spot.live import (
 )
 from gpuopt.policies.spot.model import Kind
 from gpuopt.policies.spot.observed import Observed, SpotPlace
+from gpuopt.policies.spot.observed_signals import SignalInputs
 from gpuopt.providers.fabrics import fabric_for
 from gpuopt.providers.offer import Market, Offer
 
@@ -132,6 +133,9 @@ class SpotPolicyInputs:
     # a probe's provisioning time when a spot launch from a held attempt is a probe
     # (make before break); None: a launch first stops what is held
     probe_s: float | None = None
+    # ``[spot] signals``: the clouds' capacity signals read as the replay's signals model
+    # reads them (then ``observations`` are the stored ones, the job's own in here)
+    signals: SignalInputs | None = None
 
 
 def _spot_place(o: Offer) -> SpotPlace:
@@ -231,7 +235,7 @@ def policy_decision(planned: PlannedAttempt, job: JobSoFar,
     od = planned.plan.best_in(Market.ON_DEMAND)
     assert od is not None
     history = history_of(planned.locations, spot.observations, job.submitted_at,
-                         planned.ctx.now, spot.tick_s)
+                         planned.ctx.now, spot.tick_s, spot.signals)
     return decide(live_job(planned, job, spot), planned.locations, od.price_per_hour,
                   history, spot.policy, probe_s=spot.probe_s)
 

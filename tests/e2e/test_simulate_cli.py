@@ -177,14 +177,21 @@ def test_information_launch_summary_and_bad_value(tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
 
 
-def test_daemon_engine_refuses_the_replay_only_signals_model(tmp_path: Path) -> None:
-    # the daemon engine has no trace-derived signals: refused, not silently run as `launch`
-    trace = _write(tmp_path, "a.json", [1, 1] + [0] * 20)
-    res = _run("--trace", str(trace), *JOB, "--deadline-hours", "2", "--engine", "daemon",
-               "--information", "launch-probe+signals")
-    assert res.returncode == 2
-    assert "derived from the traces by the replay only" in " ".join(res.stderr.split())
-    assert "Traceback" not in res.stderr
+def test_engine_daemon_reads_the_signals_as_the_replay(tmp_path: Path) -> None:
+    """`--information launch-probe+signals` runs the daemon with `[spot] probe` and `[spot]
+    signals`, the signals the replay derives from the traces recorded as its polls would:
+    the same decisions and cost as the replay, on two zones whose spot comes and goes."""
+    a = _write(tmp_path, "a.json", [1, 1, 0, 0, 1, 0, 0, 0, 1, 1] + [0] * 30)
+    b = _write(tmp_path, "b.json", [0, 1, 1, 0, 0, 0, 1, 0, 0, 0] + [1, 0] * 15)
+    args = ("--trace", str(a), "--trace", str(b), *JOB, "--deadline-hours", "2",
+            "--information", "launch-probe+signals", "--json")
+    daemon, replay = _run(*args, "--engine", "daemon"), _run(*args)
+    assert daemon.returncode == 0 and replay.returncode == 0, daemon.stderr + replay.stderr
+    got, want = json.loads(daemon.stdout), json.loads(replay.stdout)
+    assert got["engine"] == "daemon"
+    assert got["decisions"] == want["decisions"]
+    assert got["cost"] == pytest.approx(want["cost"], abs=0.005)
+    assert got["met_deadline"] is True
 
 
 def test_sweep_on_launch_information_meets_every_deadline() -> None:

@@ -100,7 +100,7 @@ def simulate(
                           "launch-probe (the same, launching spot from a held attempt "
                           "without stopping it first, as the daemon with [spot] probe) or "
                           "launch-probe+signals (and the clouds' capacity signals, derived from "
-                          "the traces; replay only). "
+                          "the traces; as the daemon with [spot] signals). "
                           "Default: tick with --engine replay, launch with --engine daemon.")
     ] = None,
     engine: Annotated[
@@ -152,7 +152,9 @@ def simulate(
 def _engine_information(engine: str, information: str | None) -> Information:
     """The information model: what the policy learns of spot. The daemon learns only
     from launches and what it holds, so ``--engine daemon`` runs ``launch`` (stop, then
-    launch) or ``launch-probe`` (make before break, ``[spot] probe``) alone."""
+    launch), ``launch-probe`` (make before break, ``[spot] probe``) or
+    ``launch-probe+signals`` (and ``[spot] signals``, the signals recorded as its polls
+    would record them)."""
     from gpuopt.policies.spot.model import Information
 
     default = Information.LAUNCH if engine == "daemon" else Information.TICK
@@ -162,10 +164,6 @@ def _engine_information(engine: str, information: str | None) -> Information:
                    "information model only (the daemon learns of spot only from its "
                    "launches and the spot it holds): launch or launch-probe; drop "
                    "--information or use --engine replay")
-    if engine == "daemon" and info.signals:
-        raise _bad(f"--information {info.value}: the clouds' capacity signals are derived "
-                   "from the traces by the replay only; use --engine replay, or "
-                   "--information launch-probe with --engine daemon")
     return info
 
 
@@ -227,16 +225,18 @@ def _run_daemon(sc: Scenario, policy: str, as_json: bool,
     from gpuopt.core.errors import UserError
     from gpuopt.orchestrator.cli.console import err_console
     from gpuopt.orchestrator.simulate.daemon_engine import run_daemon
-    from gpuopt.policies.spot.model import Information
     from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
     from gpuopt.policies.spot.replay import SimulationError
+    from gpuopt.policies.spot.replay_signals import DEFAULT_SIGNALS
 
-    probe_s = DEFAULT_PROBE_S if information is Information.LAUNCH_PROBE else None
+    probing = information is not None and information.probes
+    probe_s = DEFAULT_PROBE_S if probing else None
+    signals = DEFAULT_SIGNALS if information is not None and information.signals else None
     with Progress(console=err_console(), transient=True, disable=as_json) as bar:
         task = bar.add_task("reconciling", total=sc.deadline_ticks)
         try:
             return run_daemon(sc, policy, progress=lambda t: bar.update(task, completed=t + 1),
-                              probe_s=probe_s)
+                              probe_s=probe_s, signals=signals)
         except SimulationError as err:
             raise UserError(f"--engine daemon: {err}", exit_code=1) from None
 

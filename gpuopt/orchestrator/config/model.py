@@ -224,6 +224,15 @@ class SpotConfig(_Section):
     probe: bool | None = None
     # The provisioning time the policy prices a probe at (seconds; policies/spot/probe.py).
     probe_seconds: float = Field(default=DEFAULT_PROBE_S, ge=0, le=86_400)
+    # Read the clouds' capacity signals (placement scores, offers listed or gone, Azure's
+    # eviction rates, other jobs' preemptions) as weighted evidence, as the replay's
+    # ``launch-probe+signals`` does (policies/spot/observed_signals.py); false: today's
+    # history (an unlisted offer and another job's preemption are unavailable ticks).
+    signals: bool = False
+    # How often the daemon asks Azure Resource Graph for the spot eviction rates of the
+    # Azure spot sizes it has prices for (when Azure is polled); 0: never. Once a day, as
+    # the replay's signals model reads them (replay_signals.SignalModel.eviction_every_s).
+    eviction_poll_interval: Annotated[Duration, _at_least(timedelta(0))] = timedelta(days=1)
 
 
 class LogFormat(StrEnum):

@@ -10,6 +10,9 @@ job id             trigger                         misfire grace (late start sti
 poll-<cloud>       every poll_interval, one job    half the interval: later than that, the
                    per enabled cloud ([prices]     next regular poll is nearly due anyway
                    sources has "sdk")
+poll-azure-        every [spot]                    half the interval, as the cloud polls
+eviction           eviction_poll_interval, when
+                   Azure is polled and it is > 0
 poll-skypilot-     every poll_interval, when       half the interval, as the cloud polls
 catalog            [prices] sources has
                    "skypilot-catalog"
@@ -42,6 +45,7 @@ REPORT_RETRY_EVERY = timedelta(minutes=5)
 COMPACTION_FIRST_DELAY = timedelta(minutes=5)
 POLL_STAGGER = timedelta(seconds=2)
 CATALOG_JOB = "poll-skypilot-catalog"
+EVICTION_JOB = "poll-azure-eviction"
 WEEKDAY_CRON = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu",
                 "friday": "fri", "saturday": "sat", "sunday": "sun"}
 
@@ -50,6 +54,8 @@ class Tasks(Protocol):
     def poll(self, cloud: str) -> None: ...
 
     def poll_catalog(self) -> None: ...
+
+    def poll_eviction(self) -> None: ...
 
     def reconcile(self) -> None: ...
 
@@ -95,6 +101,11 @@ def register_jobs(
         add(f"poll-{cloud}", tasks.poll,
             IntervalTrigger(seconds=_secs(poll), jitter=_jitter(poll, 0.1, 30)),
             _secs(poll / 2), args=(cloud,), next_run_time=now + POLL_STAGGER * i)
+    evict = settings.spot.eviction_poll_interval
+    if "azure" in polled and evict > timedelta(0):
+        add(EVICTION_JOB, tasks.poll_eviction,
+            IntervalTrigger(seconds=_secs(evict), jitter=_jitter(evict, 0.1, 300)),
+            _secs(evict / 2), next_run_time=now + POLL_STAGGER * (len(polled) + 1))
     if settings.prices.from_catalog:
         add(CATALOG_JOB, tasks.poll_catalog,
             IntervalTrigger(seconds=_secs(poll), jitter=_jitter(poll, 0.1, 30)),

@@ -64,6 +64,11 @@ class DaemonTasks:
     def poll(self, cloud: str) -> None:
         self._run(f"poll-{cloud}", lambda: self._poll(cloud))
 
+    def poll_eviction(self) -> None:
+        from gpuopt.orchestrator.daemon.schedule import EVICTION_JOB
+
+        self._run(EVICTION_JOB, self._poll_eviction)
+
     def poll_catalog(self) -> None:
         from gpuopt.orchestrator.daemon.schedule import CATALOG_JOB
 
@@ -125,6 +130,16 @@ class DaemonTasks:
             return
         log.info("price poll %s: ok (%d new, %d changed, %d unchanged, %d rejected)",
                  cloud, result.new, result.changed, result.unchanged, result.rejected)
+
+    def _poll_eviction(self) -> None:
+        """Azure's spot eviction rates into the availability history."""
+        from gpuopt.orchestrator.prices.eviction_poll import poll_eviction_rates
+
+        result = poll_eviction_rates(self.store, self.clock())
+        if result.status == "error":
+            raise StepFailed(f"azure eviction rates: {result.error}")
+        if result.status == "skipped":
+            log.info("azure eviction rates: skipped: %s", result.error)
 
     def _poll_catalog(self) -> None:
         """SkyPilot's catalog files ([prices] catalog_dir, else the installed SkyPilot's),

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.config.model import Settings
     from gpuopt.orchestrator.prices.current import CurrentOffers
     from gpuopt.orchestrator.store import Store
+    from gpuopt.policies.spot.observed import Observed, SpotPlace
+    from gpuopt.policies.spot.observed_signals import SignalInputs
 
 
 # -- planning a spec (gpuopt plan, gpuopt submit) --------------------------------------
@@ -256,12 +258,29 @@ def decide_placement(
 
         with store.session() as session:
             seen = load_observations(session, planned.spot_places, job.submitted_at)
-        for place, ob in own_observations(attempts):
-            if place in seen:
-                seen[place].append(ob)
+        signals = None
+        if settings.spot.signals:  # the job's own apart: others' preemptions are signals
+            signals = signal_inputs(store, own_observations(attempts))
+        else:
+            for place, ob in own_observations(attempts):
+                if place in seen:
+                    seen[place].append(ob)
         spot = SpotPolicyInputs(
             policy=settings.placement.spot_policy,
             tick_s=settings.daemon.reconcile_interval / timedelta(seconds=1),
             restart_overhead_s=settings.placement.restart_overhead / timedelta(seconds=1),
-            observations=seen, probe_s=probe_s)
+            observations=seen, probe_s=probe_s, signals=signals)
     return decide_next_attempt(spec, tick.index, planned, so_far, spot)
+
+
+def signal_inputs(store: Store, own: Sequence[tuple[SpotPlace, Observed]]) -> SignalInputs:
+    """What ``[spot] signals`` reads beside the stored observations: the job's own
+    (``own``, from its attempts) and, per cloud, the last price poll that answered."""
+    from gpuopt.orchestrator.store.daemon_state import list_polls
+    from gpuopt.policies.spot.observed_signals import SignalInputs
+
+    mine: dict[SpotPlace, list[Observed]] = {}
+    for place, ob in own:
+        mine.setdefault(place, []).append(ob)
+    polled = {p.cloud: p.last_ok_at for p in list_polls(store) if p.last_ok_at is not None}
+    return SignalInputs(own=mine, polled_at=polled)

@@ -36,6 +36,7 @@ from gpuopt.orchestrator.simulate.trace_executor import TRACE_EXECUTOR, TraceExe
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, TIME_TOLERANCE_S, Hold, spot
 from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
 from gpuopt.policies.spot.replay import Scenario, SimResult, SimulationError
+from gpuopt.policies.spot.replay_signals import SignalModel
 
 if TYPE_CHECKING:
     from gpuopt.jobs.spec import JobSpec
@@ -70,12 +71,16 @@ def max_ticks(sc: Scenario) -> int:
 
 def run_daemon(sc: Scenario, policy_name: str,
                progress: Callable[[int], None] | None = None,
-               trail: list[str] | None = None, probe_s: float | None = None) -> SimResult:
+               trail: list[str] | None = None, probe_s: float | None = None,
+               signals: SignalModel | None = None) -> SimResult:
     """Replay ``sc`` through the daemon's reconcile step with ``policy_name`` as its
     spot policy; ``progress(t)`` is called after each step; ``trail`` (if given) gets
     the job's events and waits, ``tick <t>: <kind>: <message>``. ``probe_s``: the
     daemon probes (``[spot] probe``, the replay's ``launch-probe`` with that
-    provisioning time); None: it stops, then launches (``launch``). SimulationError when
+    provisioning time); None: it stops, then launches (``launch``). ``signals``: the
+    daemon reads the clouds' signals (``[spot] signals``), which this model says were
+    read each tick, recorded as its polls would (signal_polls.py): with ``probe_s``, the
+    replay's ``launch-probe+signals``. SimulationError when
     the daemon ends the job without finishing it or never finishes it, or started the
     job on a probe's instance while another attempt ran it."""
     with _simulation_home() as home:
@@ -83,7 +88,7 @@ def run_daemon(sc: Scenario, policy_name: str,
 
         store = open_store(f"sqlite:///{home / 'gpuopt.db'}")
         try:
-            return _run(store, home, sc, policy_name, progress, trail, probe_s)
+            return _run(store, home, sc, policy_name, progress, trail, probe_s, signals)
         finally:
             store.close()
 
@@ -104,12 +109,13 @@ def _simulation_home() -> Iterator[Path]:
 
 
 def simulation_settings(sc: Scenario, policy_name: str,
-                        probe_s: float | None = None) -> Settings:
+                        probe_s: float | None = None, signals: bool = False) -> Settings:
     from gpuopt.orchestrator.config.model import Settings
 
     return Settings.model_validate({
         "spot": {"probe": probe_s is not None,
-                 "probe_seconds": probe_s if probe_s is not None else DEFAULT_PROBE_S},
+                 "probe_seconds": probe_s if probe_s is not None else DEFAULT_PROBE_S,
+                 "signals": signals},
         "clouds": {"enabled": [CLOUD]},
         "daemon": {"reconcile_interval": timedelta(seconds=sc.gap_s)},
         "placement": {"restart_overhead": timedelta(seconds=sc.restart_overhead_s),
@@ -229,13 +235,14 @@ def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Pa
 
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
          progress: Callable[[int], None] | None, trail: list[str] | None,
-         probe_s: float | None = None) -> SimResult:
+         probe_s: float | None = None, signals: SignalModel | None = None) -> SimResult:
     from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
     from gpuopt.orchestrator.reconcile.step import reconcile_once
+    from gpuopt.orchestrator.simulate.signal_polls import record_signals
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     zones = zone_names(len(sc.traces))
-    settings = simulation_settings(sc, policy_name, probe_s)
+    settings = simulation_settings(sc, policy_name, probe_s, signals is not None)
     offers = simulation_offers(sc, zones, START)
     _record_offers(store, offers, START)
     text, spec = solve_job(sc, offers, home)
@@ -248,6 +255,8 @@ def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
     limit = max_ticks(sc)
     for t in range(limit):
         clock.now = executor.at(t)
+        if signals is not None:  # the polls of this tick, before its step reads them
+            record_signals(store, sc, signals, offers[:len(zones)], t, clock.now)
         report = reconcile_once(store, lambda _kind: executor, settings, now=clock.now)
         if report.errors:
             raise SimulationError(f"tick {t}: the reconcile step failed: {report.errors}")

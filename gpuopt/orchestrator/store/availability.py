@@ -15,9 +15,11 @@ the cutoff, per place,
 - a capacity failure whose neighbours (the place's observations before and after it,
   placement scores aside) are capacity failures in the same ``resolution`` bucket is
   dropped: the outage it was part of keeps its start and end, and the fold carries an
-  outage across the ticks in between, so the outages and spells learned are the same;
+  outage across the ticks in between, so the outages and spells learned are the same
+  (placement scores and eviction rates are no neighbours: they are readings);
 - an ``offer_gone`` / ``offer_present`` repeating the place's previous offer observation
   is dropped (it changes nothing the fold reads);
+- eviction rates (one a day per region and size) are all kept;
 - placement scores keep one row per bucket: the first, with the score in force longest
   in that bucket; then a kept row repeating the previous kept score is dropped.
 """
@@ -40,6 +42,7 @@ from gpuopt.orchestrator.store.availability_tables import (
     AvailabilityPlaceRow,
 )
 from gpuopt.policies.spot.observed import (
+    READINGS,
     ObservationKind,
     Observed,
     SpotPlace,
@@ -230,7 +233,7 @@ def plan_availability_thinning(rows: Sequence[Observed],
         raise ValueError("resolution must be positive")
     plan = AvailabilityThinPlan()
     rows = sorted(rows, key=lambda r: (r.at, r.kind.value))
-    events = [r for r in rows if r.kind is not K.PLACEMENT_SCORE]
+    events = [r for r in rows if r.kind not in READINGS]  # eviction rates: all kept
     for i, r in enumerate(events):
         if r.kind is K.CAPACITY_FAILURE and 0 < i < len(events) - 1:
             prev, nxt = events[i - 1], events[i + 1]

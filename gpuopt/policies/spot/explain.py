@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from gpuopt.core.places import Place
-from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
+from gpuopt.policies.spot.observed import READINGS, ObservationKind, Observed, SpotPlace
 from gpuopt.providers.offer import Market
 
 K = ObservationKind
@@ -252,7 +252,7 @@ def _never_seen(attempts: Sequence[AttemptSeen],
                                           if a.market is Market.SPOT]
     where = fold_places(places) if places else "the places it may use"
     seen = [o.at for sp in spot for o in observations[sp]
-            if o.kind is not K.PLACEMENT_SCORE and o.at <= now]
+            if o.kind not in READINGS and o.at <= now]
     seen += [at for at, _ in failures]
     if not seen:
         return f"nothing observed of spot in {where} yet"

@@ -33,6 +33,7 @@ from decimal import Decimal
 from gpuopt.policies.spot.history import AvailabilityHistory
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
 from gpuopt.policies.spot.observed import Observed, SpotPlace, fold_history
+from gpuopt.policies.spot.observed_signals import SignalInputs, fold_history_with_signals
 from gpuopt.policies.spot.registry import get_policy
 
 
@@ -105,8 +106,15 @@ def _held(holding: CurrentHold, locations: Sequence[SpotLocation]) -> Hold:
 
 def history_of(locations: Sequence[SpotLocation],
                observations: Mapping[SpotPlace, Sequence[Observed]],
-               start: datetime, now: datetime, tick_s: float) -> AvailabilityHistory:
-    """The locations' availability history from ``start`` to ``now`` (policies.spot.observed)."""
+               start: datetime, now: datetime, tick_s: float,
+               signals: SignalInputs | None = None) -> AvailabilityHistory:
+    """The locations' availability history from ``start`` to ``now`` (policies.spot.observed);
+    with ``signals``, ``observations`` are the stored ones (the job's own apart, in
+    ``signals``) and the history reads the clouds' signals as the replay's signals model
+    does (policies.spot.observed_signals)."""
+    if signals is not None:
+        return fold_history_with_signals([loc.where for loc in locations], observations,
+                                         signals.own, signals.polled_at, start, now, tick_s)
     return fold_history([tuple(observations.get(loc.where, ())) for loc in locations],
                         start, now, tick_s)
 

@@ -15,7 +15,13 @@ instance type, market):
 - ``placement_score``: AWS's spot placement score (``value``, 1-10) from a price poll:
   not an observation of availability (no tick is True or False for it); the newest one
   of each place is handed to the history as a signal reading (policies/spot/signals.py,
-  weighted by the policy) aged by the time since it was read.
+  weighted by the policy) aged by the time since it was read;
+- ``eviction_rate``: Azure's spot eviction-rate bucket of a VM size in a region
+  (``value``: the bucket's lower bound, percent per hour: 0, 5, 10, 15, 20), polled by
+  the daemon (orchestrator/prices/eviction_poll.py): a reading too, never a tick.
+
+With ``[spot] signals`` the daemon reads these and the offer listing and other jobs'
+preemptions as the replay's signals model does (policies/spot/observed_signals.py).
 
 :func:`fold_place` turns a place's observations into what each decision tick knew, the
 way the simulator's ``launch`` information model does: tick k covers
@@ -31,7 +37,7 @@ before ``start`` only set the state carried in (a hold, an unlisted offer).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -50,6 +56,7 @@ class ObservationKind(StrEnum):
     OFFER_PRESENT = "offer_present"
     OFFER_GONE = "offer_gone"
     PLACEMENT_SCORE = "placement_score"
+    EVICTION_RATE = "eviction_rate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +87,14 @@ _SAME_SECOND_RANK = {
     ObservationKind.PREEMPTED: 0, ObservationKind.RELEASED: 0,
     ObservationKind.CAPACITY_FAILURE: 0, ObservationKind.OFFER_GONE: 1,
     ObservationKind.OFFER_PRESENT: 1, ObservationKind.PLACEMENT_SCORE: 1,
+    ObservationKind.EVICTION_RATE: 1,
     ObservationKind.LAUNCH_OK: 2,
 }
+
+
+# Kinds that are signal readings, not observations of availability: no tick reads them.
+READINGS = frozenset({ObservationKind.PLACEMENT_SCORE, ObservationKind.EVICTION_RATE})
+OFFER_KINDS = frozenset({ObservationKind.OFFER_PRESENT, ObservationKind.OFFER_GONE})
 
 
 def observation_order(ob: Observed) -> tuple[datetime, int]:
@@ -99,9 +112,13 @@ def _ticks(start: datetime, now: datetime, tick_s: float) -> int:
 
 
 def fold_place(
-    observations: Sequence[Observed], start: datetime, now: datetime, tick_s: float
+    observations: Sequence[Observed], start: datetime, now: datetime, tick_s: float,
+    *, offers: bool = True, peer_preemptions: Collection[datetime] = (),
 ) -> list[bool | None]:
-    """What each tick from ``start`` to ``now`` knew of spot in one place (module doc)."""
+    """What each tick from ``start`` to ``now`` knew of spot in one place (module doc).
+    ``offers`` False: offer observations are no ticks (signals read them instead);
+    ``peer_preemptions``: the instants of preemptions that were another job's, which end
+    that job's hold (its ticks up to them were up) but set no tick (signals read them)."""
     n = _ticks(start, now, tick_s)
     seen: list[bool | None] = [None] * n
     held = False  # a launch succeeded and neither a preemption nor a release followed
@@ -119,7 +136,12 @@ def fold_place(
             break
         k = math.floor((ob.at - start).total_seconds() / tick_s)  # < 0: before start
         kind = ob.kind
-        if kind is ObservationKind.PLACEMENT_SCORE:
+        if kind in READINGS or (not offers and kind in OFFER_KINDS):
+            continue
+        if kind is ObservationKind.PREEMPTED and ob.at in peer_preemptions:
+            if held:
+                fill(held_from, k, True)
+                held = False
             continue
         if kind is ObservationKind.OFFER_PRESENT:
             if unlisted:
@@ -166,8 +188,14 @@ def fold_history(
     """The history of several places (one list of observations each, in the order the
     policy's locations are numbered), built tick by tick as the simulator builds it."""
     columns = [fold_place(obs, start, now, tick_s) for obs in places]
-    history = AvailabilityHistory.empty(len(places))
-    n = _ticks(start, now, tick_s)
+    return _with_scores(history_of_ticks(columns, tick_s), places, now)
+
+
+def history_of_ticks(columns: Sequence[Sequence[bool | None]],
+                     tick_s: float) -> AvailabilityHistory:
+    """The history of folded places (one column of ticks each, all as long)."""
+    history = AvailabilityHistory.empty(len(columns))
+    n = len(columns[0]) if columns else 0
     k = 0
     while k < n:  # runs of ticks that saw the same: one observe_n each (same result)
         row = [col[k] for col in columns]
@@ -176,7 +204,7 @@ def fold_history(
             end += 1
         history = history.observe_n(row, end - k, tick_s)
         k = end
-    return _with_scores(history, places, now)
+    return history
 
 
 def _with_scores(history: AvailabilityHistory, places: Sequence[Sequence[Observed]],

@@ -77,6 +77,19 @@ def chance_of_eviction_bucket(bucket: str) -> float:
         raise ValueError(f"unknown eviction-rate bucket {bucket!r}") from None
 
 
+# How the store keeps a bucket (an observation's integer value): its lower bound, percent.
+EVICTION_BUCKET_VALUE: dict[str, int] = {"0-5": 0, "5-10": 5, "10-15": 10, "15-20": 15, "20+": 20}
+_BUCKET_OF_VALUE = {v: k for k, v in EVICTION_BUCKET_VALUE.items()}
+
+
+def eviction_bucket_of_value(value: int) -> str:
+    """The bucket an observation's value (its lower bound) stands for."""
+    try:
+        return _BUCKET_OF_VALUE[value]
+    except KeyError:
+        raise ValueError(f"no eviction-rate bucket starts at {value}") from None
+
+
 def eviction_bucket_of(percent: float) -> str:
     """The bucket a rate (percent per hour) falls in (the replay derives one)."""
     for name, (lo, hi) in (("0-5", (0, 5)), ("5-10", (5, 10)), ("10-15", (10, 15)),

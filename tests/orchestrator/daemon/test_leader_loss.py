@@ -57,6 +57,9 @@ class Recorder:
     def poll_catalog(self) -> None:
         self._may("poll skypilot-catalog")
 
+    def poll_eviction(self) -> None:
+        self._may("poll azure-eviction")
+
     def report_tick(self) -> None:
         self._may("report")
 

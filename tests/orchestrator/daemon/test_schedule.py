@@ -23,6 +23,9 @@ class FakeTasks:
     def poll_catalog(self) -> None:
         self.calls.append(("poll-catalog", ()))
 
+    def poll_eviction(self) -> None:
+        self.calls.append(("poll-eviction", ()))
+
     def reconcile(self) -> None:
         self.calls.append(("reconcile", ()))
 
@@ -53,7 +56,8 @@ def registered():  # type: ignore[no-untyped-def]
 
 def test_every_job_is_registered_once_with_overlap_rules(registered) -> None:  # type: ignore[no-untyped-def]
     scheduler, _tasks, ids = registered
-    assert ids == ["poll-aws", "poll-gcp", "poll-azure", "reconcile", "report",
+    assert ids == ["poll-aws", "poll-gcp", "poll-azure", "poll-azure-eviction", "reconcile",
+                   "report",
                    "report-catchup", "report-retry", "compaction"]
     jobs = {j.id: j for j in scheduler.get_jobs()}
     assert set(jobs) == set(ids)
@@ -65,6 +69,29 @@ def test_every_job_is_registered_once_with_overlap_rules(registered) -> None:  #
     assert jobs["reconcile"].misfire_grace_time == 20
     assert jobs["report"].misfire_grace_time == 3600
     assert jobs["report-catchup"].misfire_grace_time is None
+
+
+def test_azure_eviction_rates_are_polled_once_a_day_by_default(registered) -> None:  # type: ignore[no-untyped-def]
+    scheduler, tasks, _ids = registered
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    job = scheduler.get_job("poll-azure-eviction")
+    assert isinstance(job.trigger, IntervalTrigger)
+    assert job.trigger.interval == timedelta(days=1)
+    assert job.misfire_grace_time == 12 * 3600
+    job.func(*job.args)
+    assert tasks.calls == [("poll-eviction", ())]
+
+
+@pytest.mark.parametrize(("clouds", "env"), [
+    (("aws", "gcp"), {}),  # Azure not polled
+    (("azure",), {"GPUOPT_SPOT_EVICTION_POLL_INTERVAL": "0s"}),  # switched off
+])
+def test_no_eviction_poll_without_azure_or_when_switched_off(
+        clouds: tuple[str, ...], env: dict[str, str]) -> None:
+    scheduler = make_scheduler(2)
+    ids = register_jobs(scheduler, FakeTasks(), load_config(env=env), clouds, NOW)
+    assert "poll-azure-eviction" not in ids
 
 
 def test_one_poll_job_per_cloud_each_with_its_own_argument(registered) -> None:  # type: ignore[no-untyped-def]

@@ -138,6 +138,15 @@ def test_plan_drops_repeated_offer_observations() -> None:
     assert sorted(plan.delete) == [(T0 + MIN, K.OFFER_GONE), (T0 + 3 * MIN, K.OFFER_PRESENT)]
 
 
+def test_plan_keeps_every_eviction_rate_and_reads_none_as_a_neighbour() -> None:
+    rows = [Observed(T0 + i * 10 * MIN, K.CAPACITY_FAILURE) for i in range(3)]
+    rows += [Observed(T0 + 15 * MIN, K.EVICTION_RATE, 10),
+             Observed(T0 + 16 * MIN, K.EVICTION_RATE, 10)]
+    plan = plan_availability_thinning(rows, HOUR)
+    # the failure at 10 min still lies between two failures (the rates are readings)
+    assert plan.delete == [(T0 + 10 * MIN, K.CAPACITY_FAILURE)] and plan.update == []
+
+
 def test_plan_keeps_one_placement_score_per_bucket_the_longest_in_force() -> None:
     s = K.PLACEMENT_SCORE
     rows = [Observed(T0, s, 3), Observed(T0 + 10 * MIN, s, 9), Observed(T0 + 50 * MIN, s, 3),

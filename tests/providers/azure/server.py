@@ -24,6 +24,7 @@ class Seen:
     path: str
     query: dict[str, list[str]]
     headers: dict[str, str]
+    body: Any = None  # a POST's JSON body
 
 
 @dataclass
@@ -49,9 +50,17 @@ def serve(handler: Handler, cert: Path, key: Path) -> Iterator[tuple[str, list[S
     base: list[str] = []
 
     class _H(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            self._answer(json.loads(self.rfile.read(size) or b"null"))
+
         def do_GET(self) -> None:
+            self._answer(None)
+
+        def _answer(self, posted: Any) -> None:
             parts = urlsplit(self.path)
-            req = Seen(parts.path, parse_qs(parts.query), {k: v for k, v in self.headers.items()})
+            req = Seen(parts.path, parse_qs(parts.query), {k: v for k, v in self.headers.items()},
+                       posted)
             seen.append(req)
             reply = handler(req, base[0])
             body = b"" if reply.body is None else json.dumps(reply.body, default=_default).encode()
