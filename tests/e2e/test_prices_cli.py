@@ -220,7 +220,10 @@ def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> No
     assert rtx["cheapest_on_demand_per_gpu_hour"] == pytest.approx(2.77 / 8)
     # each cheapest price says whose it is (issue 28: never an od beside another's spot)
     assert rtx["cheapest_on_demand_cloud"] == "vast" and rtx["cheapest_spot_cloud"] is None
-    assert rows["L40"]["sold"] == {} and rows["L40"]["cheapest_spot_per_gpu_hour"] is None
+    # RunPod's L40 rows (SkyPilot catalog, $0.82 a GPU-hour at every count): no spot price
+    l40 = rows["L40"]
+    assert l40["sold"] == {"runpod": [1, 2, 4, 8]} and l40["cheapest_spot_per_gpu_hour"] is None
+    assert l40["cheapest_on_demand_per_gpu_hour"] == pytest.approx(0.82)
     table = run(tmp_path, "gpus", COLUMNS="80")
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
