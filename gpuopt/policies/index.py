@@ -7,12 +7,13 @@ walks only the cheapest offers of the configurations that fit it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gpuopt.policies.hazard import advisor_hazard
 from gpuopt.providers.fabrics import Fabric, fabric_for
-from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer import GLOBAL_REGION, Market, Offer
+from gpuopt.providers.snapshot import Places
 
 _Key = tuple[str, int, Market]
 
@@ -36,12 +37,18 @@ class OfferIndex:
     fabrics: Mapping[_Key, tuple[Fabric | None, ...]]
     fabric_offers: Mapping[_Key, tuple[tuple[Fabric, Offer], ...]]
     fabric_sets: Mapping[tuple[str, int], frozenset[Fabric]]  # (GPU, count): every fabric
+    # (cloud, instance type) -> the (region, zone) places its "global" offer stands for
+    # (RunPod; policies/plan/places.py), for the instance types among the offers
+    places: Places = field(default_factory=dict)
 
     @classmethod
-    def build(cls, offers: Iterable[Offer]) -> OfferIndex:
+    def build(cls, offers: Iterable[Offer], places: Places | None = None) -> OfferIndex:
         groups: dict[_Key, list[Offer]] = {}
         instances: dict[tuple[str, str, str], Offer] = {}
+        global_types: set[tuple[str, str]] = set()
         for o in offers:
+            if o.region == GLOBAL_REGION:
+                global_types.add((o.cloud, o.instance_type))
             groups.setdefault((o.gpu, o.gpu_count, o.market), []).append(o)
             if o.market is Market.ON_DEMAND:
                 instances[(o.cloud, o.region, o.instance_type)] = o
@@ -65,6 +72,8 @@ class OfferIndex:
                 {k: tuple(float(o.price_per_hour) for o in v) for k, v in ordered.items()}),
             by_instance=MappingProxyType(instances),
             gpu_counts=MappingProxyType(_counts_per_gpu(groups)),
+            places=MappingProxyType({k: v for k, v in (places or {}).items()
+                                     if k in global_types}),
         )
 
     def sorted_offers(self, gpu: str, count: int, market: Market) -> tuple[Offer, ...]:
@@ -98,8 +107,13 @@ class OfferIndex:
         return self.gpu_counts.get(gpu, ())
 
     def on_demand_offer(self, cloud: str, region: str, instance_type: str) -> Offer | None:
-        """The on-demand offer of an instance type in a region (its price, its attributes)."""
-        return self.by_instance.get((cloud, region, instance_type))
+        """The on-demand offer of an instance type in a region (its price, its attributes);
+        in one of a "global" offer's places, that offer."""
+        found = self.by_instance.get((cloud, region, instance_type))
+        listed = self.places.get((cloud, instance_type), ())
+        if found is None and any(p[0] == region for p in listed):
+            return self.by_instance.get((cloud, GLOBAL_REGION, instance_type))
+        return found
 
 
 def _counts_per_gpu(groups: Mapping[_Key, object]) -> dict[str, tuple[int, ...]]:

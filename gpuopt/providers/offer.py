@@ -18,6 +18,10 @@ class Market(StrEnum):
     RESERVED_3Y = "reserved-3y"
 
 
+# The region of an offer priced once for all the cloud's data centres (RunPod, the
+# registry's ``regional_prices`` False): SkyPilot, or the job's regions, pick the place.
+GLOBAL_REGION = "global"
+
 # Hours in a reserved / committed-use term (365-day years, as AWS prices them).
 TERM_HOURS = {Market.RESERVED_1Y: 8760, Market.RESERVED_3Y: 26280}
 

@@ -114,3 +114,35 @@ def test_too_small_budget_says_the_least_it_takes_on_stderr(tmp_path: Path) -> N
     assert as_json.returncode == 3
     miss = json.loads(as_json.stdout)["nearest_miss"]
     assert miss.startswith("needs at least $") and miss in as_json.stderr
+
+
+RUNPOD_ONLY = """name: runpod-only
+model: {name: llama-2-7b}
+workload: {type: finetune, method: qlora, tokens: 40m, batch_size: 1, seq_len: 1024,
+           gradient_checkpointing: true}
+resources: {gpus: [A100-80GB-PCIe], clouds: [runpod], spot: never%s}
+"""
+
+
+def test_runpod_runs_in_its_data_centres_or_the_one_the_job_names(tmp_path: Path) -> None:
+    """RunPod prices a type once for its 48 data centres (the snapshot's places): a job
+    naming none plans it there (SkyPilot picks one); a job naming one, or a country,
+    is placed there."""
+    job = tmp_path / "job.yaml"
+    job.write_text(RUNPOD_ONLY % "", encoding="utf-8")
+    res = _run("plan", str(job), "--json")
+    assert res.returncode == 0, res.stderr
+    best = json.loads(res.stdout)["candidates"][0]
+    assert (best["cloud"], best["region"], best["zone"]) == ("runpod", "global", None)
+    assert best["data_centres"] == 48
+    table = _run("plan", str(job), columns="140")
+    assert "runpod (48 data centres)" in table.stdout
+    for regions, where in (("[EU-SE-2, US-GA-1]", ["SE", "EU-SE-2"]), ("[IS]", ["IS", None])):
+        job.write_text(RUNPOD_ONLY % f", regions: {regions}", encoding="utf-8")
+        res = _run("plan", str(job), "--json")
+        assert res.returncode == 0, res.stderr
+        best = json.loads(res.stdout)["candidates"][0]
+        assert [best["region"], best["zone"]] == where
+        assert best["data_centres"] is None and best["price_per_hour"] == 1.39
+    job.write_text(RUNPOD_ONLY % ", regions: [us-east-1]", encoding="utf-8")
+    assert _run("plan", str(job), "--json").returncode != 0  # no RunPod place there

@@ -125,15 +125,15 @@ def test_config_error_exit_code(tmp_path: Path) -> None:
     assert "poll_interval" in r.stderr and "Traceback" not in r.stderr
 
 
-def _seed_store(home: Path) -> None:
+def _seed_store(home: Path, clouds: tuple[str, ...] = ("aws", "gcp", "azure")) -> None:
     """Store two polls of prices in home's SQLite file through the real store code."""
-    code = """
+    code = f"CLOUDS = {clouds!r}\n" + """
 from datetime import UTC, datetime, timedelta
 from gpuopt.orchestrator.store import open_store
 from gpuopt.orchestrator.store.price_history import record_offers
 from gpuopt.providers.snapshot import load_snapshot
 offers = [o for o in load_snapshot().offers if o.gpu == "H100"
-          and o.cloud in ("aws", "gcp", "azure")]
+          and o.cloud in CLOUDS]
 t0 = datetime.now(UTC) - timedelta(days=2)
 store = open_store()
 for i, factor in enumerate((1, 1, 0.9)):
@@ -183,6 +183,28 @@ def test_history_plot_and_export_snapshot(tmp_path: Path) -> None:
     assert all("gpuopt poll" in text for text in snap.sources.values())
 
 
+def test_export_snapshot_keeps_the_data_centres_of_runpods_global_rows(tmp_path: Path) -> None:
+    """The store keeps prices only: an exported snapshot names each RunPod row's data
+    centres as the embedded snapshot does, and the prices table counts them."""
+    from gpuopt.providers.snapshot import load_snapshot
+
+    _seed_store(tmp_path, ("aws", "runpod"))
+    embedded = load_snapshot()
+    runpod = {o.instance_type for o in embedded.offers if o.cloud == "runpod" and o.gpu == "H100"}
+    assert runpod, "the embedded snapshot prices RunPod H100"
+    out = tmp_path / "snap.json"
+    e = run(tmp_path, "prices", "export-snapshot", "--out", str(out))
+    assert e.returncode == 0, e.stderr
+    snap = load_snapshot(out.read_text())
+    assert {o.instance_type for o in snap.offers if o.cloud == "runpod"} == runpod
+    assert {k for k in snap.places} == {("runpod", it) for it in runpod}
+    assert all(snap.places[k] == embedded.places[k] for k in snap.places)
+    assert len(snap.places[("runpod", "8x_H100-SXM_SECURE")]) == 48
+    table = run(tmp_path, "prices", "--gpu", "H100", "--cloud", "runpod", "--wide")
+    assert table.returncode == 0, table.stderr
+    assert "runpod (48 data centres)" in table.stdout
+
+
 def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> None:
     r = run(tmp_path, "gpus", "--json")
     assert r.returncode == 0, r.stderr
@@ -198,7 +220,10 @@ def test_gpus_lists_the_table_with_where_sold_and_cheapest(tmp_path: Path) -> No
     assert rtx["cheapest_on_demand_per_gpu_hour"] == pytest.approx(2.77 / 8)
     # each cheapest price says whose it is (issue 28: never an od beside another's spot)
     assert rtx["cheapest_on_demand_cloud"] == "vast" and rtx["cheapest_spot_cloud"] is None
-    assert rows["L40"]["sold"] == {} and rows["L40"]["cheapest_spot_per_gpu_hour"] is None
+    # RunPod's L40 rows (SkyPilot catalog, $0.82 a GPU-hour at every count): no spot price
+    l40 = rows["L40"]
+    assert l40["sold"] == {"runpod": [1, 2, 4, 8]} and l40["cheapest_spot_per_gpu_hour"] is None
+    assert l40["cheapest_on_demand_per_gpu_hour"] == pytest.approx(0.82)
     table = run(tmp_path, "gpus", COLUMNS="80")
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()

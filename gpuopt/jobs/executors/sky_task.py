@@ -18,6 +18,7 @@ from gpuopt.core.errors import UserError
 from gpuopt.jobs.executors.base import AttemptSpec, Progress
 from gpuopt.jobs.executors.contract import SKYPILOT_NODE_ENV, contract_env, parse_progress
 from gpuopt.providers.clouds import find_cloud, find_skypilot_cloud, registered_clouds
+from gpuopt.providers.offer import GLOBAL_REGION
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -274,16 +275,32 @@ def plan_task(
         storage_mounts=MappingProxyType({k: dict(v) for k, v in spec.storage_mounts.items()}),
         checkpoint=checkpoint,
         cloud=cloud.skypilot_name,
-        # A cloud priced globally (RunPod) has no region to pin: SkyPilot picks one.
-        region=placement.region if cloud.regional_prices else None,
-        zone=_pinnable_zone(placement.region, placement.zone) if cloud.regional_prices
-        else None,
+        region=_pinnable_region(placement.region, cloud.regional_prices),
+        zone=(_pinnable_zone(placement.region, placement.zone) if cloud.regional_prices
+              else _global_cloud_zone(placement.region, placement.zone)),
         instance_type=instance_type,
         accelerators=MappingProxyType(accelerators) if accelerators else None,
         use_spot=placement.use_spot,
         secrets=MappingProxyType(dict(spec.secrets)),
         num_nodes=placement.num_nodes,
     )
+
+
+def _pinnable_region(region: str | None, regional_prices: bool) -> str | None:
+    """The region to pin. A cloud priced once for all its data centres (RunPod) has
+    region "global" in a placement the job did not restrict: nothing is pinned and
+    SkyPilot picks the data centre and fails over among them. Where the job named
+    regions, the planner narrowed the placement to one of the offer's places
+    (policies/plan/places.py): SkyPilot's RunPod region (a country, "US") is pinned."""
+    if regional_prices:
+        return region
+    return region if region and region != GLOBAL_REGION else None
+
+
+def _global_cloud_zone(region: str | None, zone: str | None) -> str | None:
+    """A globally priced cloud's zone: RunPod's data centre ("US-GA-1", "EU-CZ-1" in
+    region "CZ": it need not start with the region's name), pinned with its region."""
+    return zone if zone and region and region != GLOBAL_REGION else None
 
 
 def _pinnable_zone(region: str | None, zone: str | None) -> str | None:

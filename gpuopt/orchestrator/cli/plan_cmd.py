@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from gpuopt.orchestrator.reconcile.placement_inputs import PlannedJob
     from gpuopt.policies.placement import Candidate, Plan
+    from gpuopt.providers.snapshot import Places
 
 
 def register(app: typer.Typer) -> None:
@@ -70,11 +71,19 @@ def plan(
         if store is not None:
             store.close()
     if as_json:
+        from gpuopt.policies.plan.places import places_of
+
         plan = planned.plan
+
+        def row(c: Candidate) -> dict[str, object]:
+            # a "global" offer (RunPod): how many data centres it stands for, else None
+            n = len(places_of(c.offer, planned.places))
+            return {**c.to_json(), "data_centres": n or None}
+
         typer.echo(json.dumps({
             "minimize": minimize,
-            "candidates": [c.to_json() for c in plan.candidates],
-            "frontier": [c.to_json() for c in plan.frontier],
+            "candidates": [row(c) for c in plan.candidates],
+            "frontier": [row(c) for c in plan.frontier],
             "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in plan.excluded],
             "nearest_miss": plan.nearest_miss,
             "advice": list(planned.advice),
@@ -125,11 +134,13 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
             Col("instance", ID, optional=4), Col("market", ID), Col("$/h", NUM),
             Col("est. h", NUM), Col("expected $", NUM),
             Col("risk", ID, optional=2), Col("preempt.", NUM, optional=1)]
-    rows = [plan_row(i, c, short=False) for i, c in enumerate(plan.candidates, 1)]
+    rows = [plan_row(i, c, short=False, places=planned.places)
+            for i, c in enumerate(plan.candidates, 1)]
     with_preempt = [i for i, col in enumerate(cols) if col.optional in (0, 1)]
     if not wide and table_width(cols, rows, with_preempt) > console.width:
         # short places, and what was dropped before them stays dropped
-        rows = [[cell for cell, col in zip(plan_row(i, c, short=True), cols, strict=True)
+        rows = [[cell for cell, col in zip(plan_row(i, c, short=True, places=planned.places),
+                                           cols, strict=True)
                  if col.optional in (0, 1)] for i, c in enumerate(plan.candidates, 1)]
         cols = [cols[i] for i in with_preempt]
     if plan.candidates:
@@ -173,14 +184,17 @@ def print_plan(title: str, planned: PlannedJob, *, wide: bool = False,
         console.print(f"[bold]Would fit:[/] {escape(line)}", soft_wrap=True)
 
 
-def plan_row(i: int, c: Candidate, *, short: bool) -> list[str]:
-    """One placement's cells; ``short`` names its place in the short form (aws/use1a)."""
+def plan_row(i: int, c: Candidate, *, short: bool, places: Places | None = None
+             ) -> list[str]:
+    """One placement's cells; ``short`` names its place in the short form (aws/use1a);
+    a "global" offer with known ``places`` says how many data centres it stands for."""
     from gpuopt.core.places import short_place
     from gpuopt.orchestrator.cli.tables import short_market
+    from gpuopt.policies.plan.places import where_label
 
     o = c.offer
-    where = (short_place(o.cloud, o.region, o.zone) if short
-             else f"{o.cloud}/{o.zone or o.region}")
+    where = where_label(o, places or {}, short=short) or (
+        short_place(o.cloud, o.region, o.zone) if short else f"{o.cloud}/{o.zone or o.region}")
     return [str(i), gpus_cell(c), where, o.instance_type,
             short_market(o.market.value), f"{c.price_per_hour:,.2f}", f"{c.est_hours:,.1f}",
             f"{c.expected_cost:,.2f}", c.risk_level,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gpuopt.orchestrator.store.price_history import HistoryPoint
     from gpuopt.providers.offer import Offer
     from gpuopt.providers.offer_filter import OfferFilter
+    from gpuopt.providers.snapshot import Places
 
 GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. A100-80GB, H100.",
                                             autocompletion=complete_gpu)]
@@ -127,7 +128,7 @@ def show_prices(
     if not current.offers:
         err_console().print("no offers match these filters")
         return
-    _offer_table(current.offers[: limit or None], now, out_console(), wide)
+    _offer_table(current.offers[: limit or None], now, out_console(), wide, current.places)
     if limit and len(current.offers) > limit:
         err_console().print(f"{len(current.offers) - limit} more offers (use --limit 0 for all)")
 
@@ -142,7 +143,9 @@ WHERE_MIN = 18
 def _where(o: Offer) -> str:
     return f"{o.cloud}/{o.zone or o.region}"
 
-def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool) -> None:
+def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: bool,
+                 places: Places | None = None) -> None:
+    """``places``: a "global" offer (RunPod) says how many data centres it stands for."""
     from gpuopt.core.places import short_place
     from gpuopt.orchestrator.cli.tables import (
         ID,
@@ -152,6 +155,7 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
         short_market,
         table_width,
     )
+    from gpuopt.policies.plan.places import where_label
 
     # Narrower terminals drop vCPU and RAM first, then the age and $/h (= $/GPU-h x GPUs),
     # then the instance type.
@@ -165,12 +169,14 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
                  short_market(o.market.value), f"{o.vcpus:g}", f"{o.ram_gib:g}",
                  _age(now, o.observed_at)] for o in offers]
 
-    rows = rows_with(_where)
+    known = places or {}
+    rows = rows_with(lambda o: where_label(o, known) or _where(o))
     # A place too long to keep whole beside the instance type is shortened (aws/use1a)
     # rather than broken mid-word or the instance type dropped.
     main = [i for i, c in enumerate(cols) if c.optional in (0, 1)]
     if not wide and table_width(cols, rows, main) > console.width:
-        rows = rows_with(lambda o: short_place(o.cloud, o.region, o.zone))
+        rows = rows_with(lambda o: where_label(o, known, short=True)
+                         or short_place(o.cloud, o.region, o.zone))
     print_table(console, cols, rows, wide=wide)
 
 
@@ -458,9 +464,12 @@ def export_snapshot(
     from gpuopt.orchestrator.cli.console import err_console
     from gpuopt.orchestrator.store import open_store_if_exists
     from gpuopt.orchestrator.store.price_history import latest_offers
-    from gpuopt.providers.snapshot import SNAPSHOT_FILE, snapshot_document
+    from gpuopt.providers.snapshot import SNAPSHOT_FILE, load_snapshot, snapshot_document
 
     settings = _settings(from_group(ctx, "config", config))
+    # The data centres each "global" row stands for (RunPod): the store keeps prices
+    # only, so they are the embedded snapshot's, read before it is overwritten.
+    places = load_snapshot().places
     store = open_store_if_exists(settings.database.url)
     offers: list[Offer] = []
     if store is not None:
@@ -480,6 +489,7 @@ def export_snapshot(
         offers, sources,
         note="Exported by `gpuopt prices export-snapshot` from the latest stored prices "
         "(USD per instance-hour).",
+        places=places,
     )
     if out is None:
         from gpuopt import providers

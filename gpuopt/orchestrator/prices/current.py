@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
 from gpuopt.providers.offer import Offer
 from gpuopt.providers.offer_filter import OfferFilter
+from gpuopt.providers.snapshot import Places
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.store import Store
@@ -21,24 +22,27 @@ class CurrentOffers:
     # among the offers returned (None: not the snapshot).
     snapshot_as_of: date | None = None
     snapshot_newest: date | None = None
+    # (cloud, instance type) -> the data centres its "global" offer stands for (RunPod),
+    # from the embedded snapshot whichever source priced it: the store keeps prices only
+    places: Places = field(default_factory=dict)
 
 
 def current_offers_with_source(
     store: Store | None, flt: OfferFilter | None = None
 ) -> CurrentOffers:
+    from gpuopt.providers.snapshot import load_snapshot
+
     flt = flt or OfferFilter()
+    snap = load_snapshot()
     if store is not None:
         from gpuopt.orchestrator.store.price_history import has_prices, latest_offers
 
         with store.session() as session:
             if has_prices(session):
-                return CurrentOffers(latest_offers(session, flt), "store")
-    from gpuopt.providers.snapshot import load_snapshot
-
-    snap = load_snapshot()
+                return CurrentOffers(latest_offers(session, flt), "store", places=snap.places)
     offers = flt.apply(snap.offers)
     days = sorted({o.observed_at.date() for o in offers}) or [snap.as_of]
-    return CurrentOffers(offers, "snapshot", days[0], days[-1])
+    return CurrentOffers(offers, "snapshot", days[0], days[-1], places=snap.places)
 
 
 def current_offers(store: Store | None, flt: OfferFilter | None = None) -> list[Offer]:

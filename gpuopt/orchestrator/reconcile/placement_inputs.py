@@ -33,6 +33,7 @@ from gpuopt.policies.placement import OwnedReserved, PlacementContext, Plan
 from gpuopt.policies.spot.live import HOLDING_NOTHING, CurrentHold
 from gpuopt.policies.spot.model import Kind
 from gpuopt.providers.offer import Market
+from gpuopt.providers.snapshot import Places
 
 if TYPE_CHECKING:
     from gpuopt.jobs.estimate.calibration import Calibration
@@ -55,6 +56,8 @@ class PlannedJob:
     advice: tuple[str, ...] = ()
     # more nodes than resources.max_nodes would be cheaper / the only fit (policies.node_hint)
     nodes_hint: str | None = None
+    # the data centres each "global" offer stands for (RunPod; policies/plan/places.py)
+    places: Places = field(default_factory=dict)
 
 
 def placement_context(
@@ -111,7 +114,7 @@ def load_index(store: Store | None) -> tuple[OfferIndex, CurrentOffers]:
     from gpuopt.orchestrator.prices.current import current_offers_with_source
 
     current = current_offers_with_source(store)
-    return OfferIndex.build(current.offers), current
+    return OfferIndex.build(current.offers, current.places), current
 
 
 def plan_spec(
@@ -140,7 +143,8 @@ def plan_spec(
     hint = more_nodes_hint(spec, index, ctx, plan) if hint_nodes else None
     return PlannedJob(plan, current.source, current.snapshot_as_of, len(current.offers),
                       snapshot_newest=current.snapshot_newest,
-                      advice=knob_advice(spec, index, ctx, plan), nodes_hint=hint)
+                      advice=knob_advice(spec, index, ctx, plan), nodes_hint=hint,
+                      places=index.places)
 
 
 # -- the next attempt of a job (the reconcile loop) ------------------------------------

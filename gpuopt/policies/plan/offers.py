@@ -10,9 +10,11 @@ from decimal import Decimal
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.plan.model import BUYABLE, PlacementContext
+from gpuopt.policies.plan.places import offer_in_regions
 from gpuopt.providers.clouds import cloud_names
 from gpuopt.providers.fabrics import Fabric
 from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.snapshot import Places
 
 
 def host_acceptable(o: Offer, min_reliability: float | None, verified_only: bool) -> bool:
@@ -25,9 +27,11 @@ def host_acceptable(o: Offer, min_reliability: float | None, verified_only: bool
     return not (verified_only and o.verified is False)
 
 
-def offer_filter(spec: JobSpec, ctx: PlacementContext) -> tuple[Callable[[Offer], bool], bool]:
+def offer_filter(spec: JobSpec, ctx: PlacementContext, places: Places | None = None,
+                 ) -> tuple[Callable[[Offer], bool], bool]:
     """(does the job allow this offer: its clouds, regions, marketplace hosts; does it
-    allow every offer)."""
+    allow every offer). ``places``: the data centres each "global" offer stands for
+    (policies/plan/places.py): such an offer is in the job's regions where one is."""
     clouds = set(spec.resources.clouds)
     if ctx.clouds is not None:
         clouds &= ctx.clouds
@@ -36,16 +40,17 @@ def offer_filter(spec: JobSpec, ctx: PlacementContext) -> tuple[Callable[[Offer]
     verified_only = spec.resources.verified_hosts_only
 
     launchable = ctx.regions_by_cloud or {}
+    known = places or {}
 
     def allowed(o: Offer) -> bool:
-        return (o.cloud in clouds and (regions is None or o.region in regions)
+        return (o.cloud in clouds
+                and (regions is None or offer_in_regions(o, regions, known))
                 and (o.cloud not in launchable or o.region in launchable[o.cloud])
                 and host_acceptable(o, min_reliability, verified_only))
 
     everywhere = (regions is None and clouds >= set(cloud_names())  # nothing filtered out
                   and not launchable and min_reliability is None and not verified_only)
     return allowed, everywhere
-
 
 
 def allowed_markets(spec: JobSpec, ctx: PlacementContext) -> tuple[Market, ...]:

@@ -32,9 +32,11 @@ from gpuopt.policies.plan.offers import (
     sold_counts,
     sold_fabrics,
 )
+from gpuopt.policies.plan.places import pin_to_regions
 from gpuopt.policies.plan.reasons import budget_miss
 from gpuopt.policies.plan.search import Limits, SearchState, search
 from gpuopt.providers.hardware import GPUS
+from gpuopt.providers.snapshot import Places
 
 
 def plan_job(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
@@ -89,8 +91,8 @@ def in_time(searched: dict[str, ModelSearch], limits: Limits) -> list[Configurat
 
 
 def limits_of(spec: JobSpec, ctx: PlacementContext, budget: Decimal | None,
-              objective: Objective) -> Limits:
-    allowed, everywhere = offer_filter(spec, ctx)
+              objective: Objective, places: Places | None = None) -> Limits:
+    allowed, everywhere = offer_filter(spec, ctx, places)
     cap = spec.resources.max_price_per_hour
     return Limits(
         objective=objective, top=ctx.top, budget=budget,
@@ -119,7 +121,7 @@ def plan_within(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
     """The plan under ``budget`` (None: no budget)."""
     arch = spec.resolved_model()
     require_work_inputs(spec.workload)
-    limits = limits_of(spec, ctx, budget, objective)
+    limits = limits_of(spec, ctx, budget, objective, index.places)
     where = Where(allowed_markets(spec, ctx), owned_offers(index, ctx), limits.allowed)
     searched = search_models(spec, arch, index, ctx, where, limits.everywhere)
     state = search(spec, index, limits, in_time(searched, limits), where.markets, where.owned)
@@ -131,6 +133,12 @@ def plan_within(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
         f.sold for f in searched.values())
     nearest = (None if fits_somewhere
                else nearest_miss(arch, spec.workload, spec))
-    return Plan(tuple(ranked(state, objective)), excluded, nearest,
-                tuple(k.candidate() for k in state.frontier.cheapest_first()),
-                {m: kept.candidate() for m, (*_, kept) in state.market_best.items()})
+    regions = spec.resources.regions
+
+    def pinned(c: Candidate) -> Candidate:  # a "global" offer: the place the job named
+        o = pin_to_regions(c.offer, regions, index.places)
+        return c if o is c.offer else replace(c, offer=o)
+
+    return Plan(tuple(pinned(c) for c in ranked(state, objective)), excluded, nearest,
+                tuple(pinned(k.candidate()) for k in state.frontier.cheapest_first()),
+                {m: pinned(kept.candidate()) for m, (*_, kept) in state.market_best.items()})

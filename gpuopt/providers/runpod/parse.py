@@ -34,11 +34,11 @@ from typing import Any
 from gpuopt.providers.base import ProviderError
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.http_json import json_decimal
-from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer import GLOBAL_REGION, Market, Offer
 
 CLOUD = "runpod"
 SOURCE = "api:runpod"
-REGION = "global"  # RunPod prices a GPU type once for all data centers (see clouds.py)
+REGION = GLOBAL_REGION  # RunPod prices a GPU type once for all data centers (see clouds.py)
 COUNTS = (1, 2, 4, 8)
 
 GPU_TYPES_QUERY = """query GpuTypes {

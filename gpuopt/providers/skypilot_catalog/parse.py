@@ -37,14 +37,13 @@ from gpuopt.core.money import round_to_micro
 from gpuopt.providers.clouds import Cloud
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import GPU_COUNTS
-from gpuopt.providers.offer import Market, Offer
+from gpuopt.providers.offer import GLOBAL_REGION, Market, Offer
 from gpuopt.providers.skypilot_catalog.gpu_names import catalog_gpu
 
 # Every reader needs these (sky/catalog/common.py: instance type, accelerator, count,
 # vCPUs, memory, the two prices and the region).
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB",
             "Price", "SpotPrice", "Region")
-GLOBAL_REGION = "global"
 
 
 class CatalogFormatError(UserError):
