@@ -238,11 +238,12 @@ class AutoPolicy:
         return spot(best[2]), chance_of[best[2]]
 
     def _spell_gain(self, obs: Observation, target: Hold) -> tuple[float, int, float]:
-        """(money saved on the work a new spell there would cover, restarts it needs, the
-        USD value of one second of slack) -- for a spell starting now."""
+        """(money saved on the work the spell a launch there would find covers, restarts
+        it needs, the USD value of one second of slack); the spell's expected rest is
+        ``estimates.found_spell_s``: older the longer the location went unobserved."""
         assert target.location is not None
         loc = obs.history.locations[target.location]
-        spell = est.expected_remaining_s(loc.spells, 0.0, obs.time_left_s)
+        spell = est.found_spell_s(loc, obs.time_left_s)
         od = float(obs.on_demand_price) / 3600.0
         sp = float(obs.spot_prices[target.location]) / 3600.0
         d = obs.restart_overhead_s

@@ -101,3 +101,45 @@ def chance_now(history: AvailabilityHistory, location: int, horizon_s: float,
     if loc.available is not None and not sig.empty:
         sig = sig.newer_than(loc.unknown_s)
     return pooled_chance(own, sig, weights)
+
+
+AGE_POINTS = 8  # midpoint rule over the possible ages of a spell found after a gap
+
+
+def found_spell_s(loc: LocationHistory, horizon_s: float) -> float:
+    """Expected rest of the spell a launch into a location not observed now would find,
+    were spot there: its age is what the time since the last sighting allows.
+
+    Last seen available ``unknown_s`` ago: taken to be the same spell, ``run_s +
+    unknown_s`` old. Last seen unavailable: the spell began somewhere in the gap. In an
+    alternating renewal process observed at a time independent of it, the age of the
+    current spell has density proportional to the chance a spell lasts that long (the
+    equilibrium age, Cox, Renewal Theory, 1962, sec. 5.2), here truncated to the gap; the
+    rest of the spell is averaged over those ages (midpoint rule, ``AGE_POINTS``).
+    Never observed: a spell starting now.
+
+    So a probe made right after one that failed finds a spell just begun, one made after
+    a longer gap an older one, which with heavy-tailed spells has longer to run -- why
+    a watched spell (the tick model's ``run_s``) is worth more than a fresh one. When
+    learned spells are short, old ages carry little weight and the gap adds little."""
+    if loc.available is None:
+        return expected_remaining_s(loc.spells, 0.0, horizon_s)
+    if loc.available:
+        return expected_remaining_s(loc.spells, loc.run_s + loc.unknown_s, horizon_s)
+    # One length distribution for every age (its prior spread up to the oldest one).
+    dist = length_distribution(loc.spells, horizon_s + loc.unknown_s)
+    total = sum(w for _, w in dist)
+    num = den = 0.0
+    step = loc.unknown_s / AGE_POINTS
+    for k in range(AGE_POINTS):
+        age = (k + 0.5) * step
+        alive = [(x - age, w) for x, w in dist if x > age]
+        w_alive = sum(w for _, w in alive)
+        if w_alive <= 0:
+            continue
+        rest = sum(min(x, horizon_s) * w for x, w in alive) / w_alive
+        num += w_alive / total * rest
+        den += w_alive / total
+    if den <= 0:
+        return expected_remaining_s(loc.spells, 0.0, horizon_s)
+    return num / den
