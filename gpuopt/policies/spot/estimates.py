@@ -103,7 +103,11 @@ def chance_now(history: AvailabilityHistory, location: int, horizon_s: float,
     return pooled_chance(own, sig, weights)
 
 
-AGE_POINTS = 8  # midpoint rule over the possible ages of a spell found after a gap
+def _rest_integral(x: float, m: float, cap: float) -> float:
+    """The integral over ages a in [0, m] of min(x - a, cap): a run of length x, aged a,
+    has x - a to go, counted up to ``cap`` (m <= x)."""
+    b = min(m, max(x - cap, 0.0))  # ages before which the rest exceeds the cap
+    return cap * b + x * (m - b) - (m * m - b * b) / 2
 
 
 def found_spell_s(loc: LocationHistory, horizon_s: float) -> float:
@@ -111,35 +115,34 @@ def found_spell_s(loc: LocationHistory, horizon_s: float) -> float:
     were spot there: its age is what the time since the last sighting allows.
 
     Last seen available ``unknown_s`` ago: taken to be the same spell, ``run_s +
-    unknown_s`` old. Last seen unavailable: the spell began somewhere in the gap. In an
-    alternating renewal process observed at a time independent of it, the age of the
-    current spell has density proportional to the chance a spell lasts that long (the
-    equilibrium age, Cox, Renewal Theory, 1962, sec. 5.2), here truncated to the gap; the
-    rest of the spell is averaged over those ages (midpoint rule, ``AGE_POINTS``).
-    Never observed: a spell starting now.
+    unknown_s`` old. Last seen unavailable ``u = unknown_s`` ago: the spell began
+    somewhere in the gap. Seen at a time independent of the process, the age of the
+    current spell of an alternating renewal process has density proportional to the
+    chance a spell lasts that long, S(a) (the equilibrium age: Cox, Renewal Theory,
+    1962, sec. 5.2; Ross, Stochastic Processes, 1996, sec. 3.4), here truncated to
+    [0, u]. The rest of the spell averaged over those ages is
+
+        integral_0^u E[(L - a)+] da / integral_0^u S(a) da
+          = sum_x w_x int_0^min(x,u) (x - a) da / sum_x w_x min(x, u),
+
+    exact for the learned length distribution (rests capped at the horizon): a spell
+    starting now (u -> 0, the mean length) up to the equilibrium rest E[L^2] / 2E[L]
+    (u -> infinity). Never observed: a spell starting now.
 
     So a probe made right after one that failed finds a spell just begun, one made after
-    a longer gap an older one, which with heavy-tailed spells has longer to run -- why
-    a watched spell (the tick model's ``run_s``) is worth more than a fresh one. When
-    learned spells are short, old ages carry little weight and the gap adds little."""
+    a longer gap an older one, which with heavy-tailed spells has longer to run -- why a
+    watched spell (the tick model's ``run_s``) is worth more than a fresh one. When the
+    learned spells are short, the gap adds little: old ages have little weight."""
     if loc.available is None:
         return expected_remaining_s(loc.spells, 0.0, horizon_s)
     if loc.available:
         return expected_remaining_s(loc.spells, loc.run_s + loc.unknown_s, horizon_s)
-    # One length distribution for every age (its prior spread up to the oldest one).
-    dist = length_distribution(loc.spells, horizon_s + loc.unknown_s)
-    total = sum(w for _, w in dist)
-    num = den = 0.0
-    step = loc.unknown_s / AGE_POINTS
-    for k in range(AGE_POINTS):
-        age = (k + 0.5) * step
-        alive = [(x - age, w) for x, w in dist if x > age]
-        w_alive = sum(w for _, w in alive)
-        if w_alive <= 0:
-            continue
-        rest = sum(min(x, horizon_s) * w for x, w in alive) / w_alive
-        num += w_alive / total * rest
-        den += w_alive / total
-    if den <= 0:
+    u = loc.unknown_s
+    if u <= 0:
         return expected_remaining_s(loc.spells, 0.0, horizon_s)
-    return num / den
+    num = den = 0.0
+    for x, w in length_distribution(loc.spells, horizon_s + u):
+        m = min(x, u)
+        num += w * _rest_integral(x, m, horizon_s)
+        den += w * m
+    return num / den if den > 0 else expected_remaining_s(loc.spells, 0.0, horizon_s)
