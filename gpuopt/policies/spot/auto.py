@@ -51,6 +51,16 @@ slack: on-demand keeps the job on the line and its probes look for spot for free
 (measured on the shared traces, 4 starts per set at 52 h: all zones 1.127x -> 1.087x
 the optimum, one zone 1.047x -> 1.045x).
 
+What a probe would find is priced by the age of that spell (``estimates.found_spell_s``),
+not as a spell starting now: right after a failed probe a found spell has just begun; the
+longer the location went unobserved, the older (the equilibrium age, truncated to the
+gap) and, spells being heavy-tailed, the longer to run. So after a failed probe among
+short spells the policy waits on on-demand and probes again once a found spell is likely
+old enough to pay for the switch -- what the tick model sees by watching a spell age.
+Before, a single zone that had flickered stayed on on-demand while spot came back for
+good (one zone, 12 starts per set at 52 h: 1.052x -> 1.046x the optimum; several zones
+1.094x -> 1.086x; the full sweep: benchmarks/results/simulate_sweep.txt).
+
 No constant here is fitted to any trace: the only inputs are the observation, the
 learned history and the prior in ``estimates``. Comparisons with the uniform-progress
 line allow ``TIME_TOLERANCE_S``: a job exactly on the line (at its start, say) is on it
