@@ -58,8 +58,8 @@ gap) and, spells being heavy-tailed, the longer to run. So after a failed probe 
 short spells the policy waits on on-demand and probes again once a found spell is likely
 old enough to pay for the switch -- what the tick model sees by watching a spell age.
 Before, a single zone that had flickered stayed on on-demand while spot came back for
-good (one zone, 12 starts per set at 52 h: 1.052x -> 1.046x the optimum; several zones
-1.094x -> 1.086x; the full sweep: benchmarks/results/simulate_sweep.txt).
+good (shared traces, 60 starts per set at 52 h: one zone 1.053x -> 1.046x the optimum,
+several zones 1.101x -> 1.087x; benchmarks/results/simulate_sweep.txt).
 
 No constant here is fitted to any trace: the only inputs are the observation, the
 learned history and the prior in ``estimates``. Comparisons with the uniform-progress
