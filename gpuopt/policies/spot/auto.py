@@ -51,6 +51,16 @@ slack: on-demand keeps the job on the line and its probes look for spot for free
 (measured on the shared traces, 4 starts per set at 52 h: all zones 1.127x -> 1.087x
 the optimum, one zone 1.047x -> 1.045x).
 
+What a probe would find is priced by the age of that spell (``estimates.found_spell_s``),
+not as a spell starting now: right after a failed probe a found spell has just begun; the
+longer the location went unobserved, the older (the equilibrium age, truncated to the
+gap) and, spells being heavy-tailed, the longer to run. So after a failed probe among
+short spells the policy waits on on-demand and probes again once a found spell is likely
+old enough to pay for the switch -- what the tick model sees by watching a spell age.
+Before, a single zone that had flickered stayed on on-demand while spot came back for
+good (shared traces, 60 starts per set at 52 h: one zone 1.053x -> 1.046x the optimum,
+several zones 1.101x -> 1.087x; benchmarks/results/simulate_sweep.txt).
+
 No constant here is fitted to any trace: the only inputs are the observation, the
 learned history and the prior in ``estimates``. Comparisons with the uniform-progress
 line allow ``TIME_TOLERANCE_S``: a job exactly on the line (at its start, say) is on it
@@ -238,11 +248,12 @@ class AutoPolicy:
         return spot(best[2]), chance_of[best[2]]
 
     def _spell_gain(self, obs: Observation, target: Hold) -> tuple[float, int, float]:
-        """(money saved on the work a new spell there would cover, restarts it needs, the
-        USD value of one second of slack) -- for a spell starting now."""
+        """(money saved on the work the spell a launch there would find covers, restarts
+        it needs, the USD value of one second of slack); the spell's expected rest is
+        ``estimates.found_spell_s``: older the longer the location went unobserved."""
         assert target.location is not None
         loc = obs.history.locations[target.location]
-        spell = est.expected_remaining_s(loc.spells, 0.0, obs.time_left_s)
+        spell = est.found_spell_s(loc, obs.time_left_s)
         od = float(obs.on_demand_price) / 3600.0
         sp = float(obs.spot_prices[target.location]) / 3600.0
         d = obs.restart_overhead_s

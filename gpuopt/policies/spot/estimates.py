@@ -101,3 +101,48 @@ def chance_now(history: AvailabilityHistory, location: int, horizon_s: float,
     if loc.available is not None and not sig.empty:
         sig = sig.newer_than(loc.unknown_s)
     return pooled_chance(own, sig, weights)
+
+
+def _rest_integral(x: float, m: float, cap: float) -> float:
+    """The integral over ages a in [0, m] of min(x - a, cap): a run of length x, aged a,
+    has x - a to go, counted up to ``cap`` (m <= x)."""
+    b = min(m, max(x - cap, 0.0))  # ages before which the rest exceeds the cap
+    return cap * b + x * (m - b) - (m * m - b * b) / 2
+
+
+def found_spell_s(loc: LocationHistory, horizon_s: float) -> float:
+    """Expected rest of the spell a launch into a location not observed now would find,
+    were spot there: its age is what the time since the last sighting allows.
+
+    Last seen available ``unknown_s`` ago: taken to be the same spell, ``run_s +
+    unknown_s`` old. Last seen unavailable ``u = unknown_s`` ago: the spell began
+    somewhere in the gap. Seen at a time independent of the process, the age of the
+    current spell of an alternating renewal process has density proportional to the
+    chance a spell lasts that long, S(a) (the equilibrium age: Cox, Renewal Theory,
+    1962, sec. 5.2; Ross, Stochastic Processes, 1996, sec. 3.4), here truncated to
+    [0, u]. The rest of the spell averaged over those ages is
+
+        integral_0^u E[(L - a)+] da / integral_0^u S(a) da
+          = sum_x w_x int_0^min(x,u) (x - a) da / sum_x w_x min(x, u),
+
+    exact for the learned length distribution (rests capped at the horizon): a spell
+    starting now (u -> 0, the mean length) up to the equilibrium rest E[L^2] / 2E[L]
+    (u -> infinity). Never observed: a spell starting now.
+
+    So a probe made right after one that failed finds a spell just begun, one made after
+    a longer gap an older one, which with heavy-tailed spells has longer to run -- why a
+    watched spell (the tick model's ``run_s``) is worth more than a fresh one. When the
+    learned spells are short, the gap adds little: old ages have little weight."""
+    if loc.available is None:
+        return expected_remaining_s(loc.spells, 0.0, horizon_s)
+    if loc.available:
+        return expected_remaining_s(loc.spells, loc.run_s + loc.unknown_s, horizon_s)
+    u = loc.unknown_s
+    if u <= 0:
+        return expected_remaining_s(loc.spells, 0.0, horizon_s)
+    num = den = 0.0
+    for x, w in length_distribution(loc.spells, horizon_s + u):
+        m = min(x, u)
+        num += w * _rest_integral(x, m, horizon_s)
+        den += w * m
+    return num / den if den > 0 else expected_remaining_s(loc.spells, 0.0, horizon_s)

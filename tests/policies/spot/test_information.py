@@ -208,3 +208,47 @@ def test_auto_survives_spot_vanishing_after_each_launch(
     sc = scenario(*traces, gap=gap, task=task, deadline=deadline, overhead=overhead)
     r = simulate(sc, Watched(AutoPolicy(), started), LAUNCH)
     assert r.met_deadline
+
+
+# -- the spell a launch would find after a gap (estimates.found_spell_s) ----------------
+
+def _seen(pattern: list[bool], gap_ticks: int) -> LocationHistory:
+    h = LocationHistory()
+    for a in pattern:
+        h = h.observe(a, 600)
+    for _ in range(gap_ticks):
+        h = h.observe(None, 600)
+    return h
+
+
+def test_found_spell_is_the_equilibrium_rest_over_the_ages_the_gap_allows() -> None:
+    # Spells of 1 h and 8 h learned, last seen down 2 h ago: the closed form equals the
+    # age integral of S(a) x rest(a) over S(a) on [0, 2 h], done numerically here.
+    pattern = ([True] * 6 + [False]) * 3 + [True] * 48 + [False]
+    h = _seen(pattern, 12)
+    horizon = 40 * 3600.0
+    dist = est.length_distribution(h.spells, horizon + h.unknown_s)
+    n = 20_000
+    num = den = 0.0
+    for k in range(n):
+        a = (k + 0.5) * h.unknown_s / n
+        alive = [(x, w) for x, w in dist if x > a]
+        num += sum(w * min(x - a, horizon) for x, w in alive)
+        den += sum(w for _, w in alive)
+    assert est.found_spell_s(h, horizon) == pytest.approx(num / den, rel=1e-3)
+
+
+def test_found_spell_grows_with_the_gap_and_starts_from_a_fresh_spell() -> None:
+    pattern = ([True] * 6 + [False]) * 3 + [True] * 48 + [False]
+    horizon = 40 * 3600.0
+    fresh = est.expected_remaining_s(_seen(pattern, 0).spells, 0.0, horizon)
+    found = [est.found_spell_s(_seen(pattern, g), horizon) for g in (1, 6, 36, 144)]
+    assert found == sorted(found) and found[-1] > 1.5 * fresh
+    assert found[0] == pytest.approx(fresh, rel=0.05)  # a tick after a failure: ~new
+    # Last seen up: the same spell, its age the run seen plus the gap.
+    up = _seen([False, True, True], 3)
+    assert est.found_spell_s(up, horizon) == est.expected_remaining_s(
+        up.spells, 2 * 600 + 3 * 600, horizon)
+    # Never seen: a spell starting now.
+    assert est.found_spell_s(LocationHistory(), horizon) == est.expected_remaining_s(
+        LocationHistory().spells, 0.0, horizon)

@@ -172,3 +172,33 @@ def test_the_new_instance_runs_nothing_before_the_held_attempt_stops() -> None:
     alone = simulate(sc, Scripted([ON_DEMAND]), PROBE)
     assert r.probes == 1 and r.finish_s == alone.finish_s == 6 * 600
     assert r.cost == (OD * 600 + OD * 150 + SPOT * 600 * 5) / 3600
+
+
+def test_auto_waits_to_probe_for_a_spell_old_enough_to_be_worth_the_switch() -> None:
+    """Short spells learned (20 min up, 10 min down), the job behind its line on
+    on-demand: spot found a tick after a failed probe would be a spell just begun, too
+    short to pay for the switch; found two hours later it is likely older and, spells
+    being heavy-tailed under the prior, longer to run: the same probe is then made."""
+    from gpuopt.policies.spot.signals import OFF
+
+    pattern = ([True] * 2 + [False]) * 8 + [False]
+
+    def on_demand_after(gap: int) -> Observation:
+        h = AvailabilityHistory.empty(1)
+        for a in pattern:
+            h = h.observe([a], 600)
+        for _ in range(gap):
+            h = h.observe([None], 600)
+        now = len(pattern) + gap
+        return Observation(
+            elapsed_s=now * 600.0, deadline_s=312 * 600.0, task_s=288 * 600.0,
+            work_done_s=now * 600.0 - 6000, restart_overhead_s=360.0, overhead_left_s=0.0,
+            holding=ON_DEMAND, spot_available=(True,), spot_prices=(Decimal("0.9731"),),
+            on_demand_price=Decimal("3.06"), tick_s=600.0, history=h, spot_known=(False,),
+            probe_s=DEFAULT_PROBE_S)
+
+    policy = AutoPolicy(signal_weights=OFF)
+    soon, later = on_demand_after(1), on_demand_after(12)
+    assert probe_is_safe(soon, spot(0)) and probe_is_safe(later, spot(0))
+    assert policy.decide(soon) == ON_DEMAND
+    assert policy.decide(later) == spot(0)
