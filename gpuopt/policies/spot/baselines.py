@@ -23,7 +23,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, Hold, Kind, Observation, spot
+from gpuopt.policies.spot.model import (
+    NOTHING,
+    ON_DEMAND,
+    TIME_TOLERANCE_S,
+    Hold,
+    Kind,
+    Observation,
+    spot,
+)
 
 DONE_EPS_S = 1e-3
 
@@ -49,9 +57,12 @@ def _tick_rounded(obs: Observation) -> tuple[float, float, float]:
     """(remaining time floored to ticks, work + d ceiled to ticks, work + 2d ceiled)."""
     gap = obs.tick_s
     d = obs.restart_overhead_s
-    remaining = math.floor(obs.time_left_s / gap) * gap
-    need1 = math.ceil((obs.work_left_s + d) / gap) * gap
-    need2 = math.ceil((obs.work_left_s + 2 * d) / gap) * gap
+    # Within TIME_TOLERANCE_S of a tick boundary is on it: an estimate's float rounding
+    # (the daemon's task is the plan's estimate, 1e-7 s off a round figure) adds no tick.
+    eps = TIME_TOLERANCE_S
+    remaining = math.floor((obs.time_left_s + eps) / gap) * gap
+    need1 = math.ceil((obs.work_left_s + d - eps) / gap) * gap
+    need2 = math.ceil((obs.work_left_s + 2 * d - eps) / gap) * gap
     return remaining, need1, need2
 
 

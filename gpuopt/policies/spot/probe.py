@@ -76,11 +76,11 @@ def probe_is_safe(obs: Observation, want: Hold) -> bool:
     assert obs.probe_s is not None
     p = probe_tick(obs.tick_s, obs.probe_s, obs.restart_overhead_s, obs.overhead_left_s)
     left, work_left = obs.time_left_s, obs.work_left_s
-    if work_left <= p.old_gain_s:  # finishes on the held attempt during the overlap
+    if work_left <= p.old_gain_s + EPS:  # finishes on the held attempt during the overlap
         return p.old_spent_s + work_left <= left + EPS
     work_left -= p.old_gain_s
     o = p.new_overhead_s
     spent = min(obs.tick_s, o)
-    if work_left <= obs.tick_s - spent:  # finishes on the new spot during this tick
+    if work_left <= obs.tick_s - spent + EPS:  # finishes on the new spot during this tick
         return spent + work_left <= left + EPS
     return left - work_left - o - obs.restart_overhead_s >= -EPS

@@ -32,7 +32,7 @@ def is_safe(obs: Observation, want: Hold) -> bool:
         return left - gap - work_left - d >= -EPS
     o = overhead_if(obs, want)
     spent = min(gap, o)
-    if work_left <= gap - spent:  # finishes during this interval
+    if work_left <= gap - spent + EPS:  # finishes during this interval (EPS: float noise)
         return spent + work_left <= left + EPS
     if want.kind is Kind.ON_DEMAND:
         return left - work_left - o >= -EPS
