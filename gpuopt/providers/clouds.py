@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from gpuopt.core.errors import UserError
 from gpuopt.providers.aws import capabilities as aws
@@ -130,6 +131,10 @@ class Cloud:
     # type, which win over a SkyPilot catalog row's (Azure: SkyPilot calls NC A100 v4's
     # PCIe card "A100-80GB" and gives ND96isr_H100_v5 12 GPUs, not 8). None: the row's.
     known_size: Callable[[str], tuple[str, int] | None] = _no_size
+    # The adapter module whose ``ask_eviction_rates`` reads the cloud's published spot
+    # eviction-rate buckets (a capacity signal, orchestrator/prices/eviction_poll.py);
+    # "" for a cloud that publishes none.
+    eviction_rates_module: str = ""
 
     @property
     def has_adapter(self) -> bool:
@@ -199,6 +204,7 @@ CLOUDS: Mapping[str, Cloud] = MappingProxyType({
         ),
         Cloud(
             name="azure", display_name="Azure", adapter_module="gpuopt.providers.azure",
+            eviction_rates_module="gpuopt.providers.azure.eviction",
             adapter_class="AzureProvider", skypilot_name="azure", chart_color="#59a14f",
             default_preemptions_per_hour=0.08,
             skypilot_catalog_columns=(*_SKY_COMMON, "Price", "SpotPrice", "Region",
@@ -303,6 +309,19 @@ def cloud_names() -> tuple[str, ...]:
 def adapter_cloud_names() -> tuple[str, ...]:
     """The clouds gpuopt polls through their own API (those with an adapter)."""
     return tuple(c.name for c in CLOUDS.values() if c.has_adapter)
+
+
+def eviction_rate_clouds() -> tuple[Cloud, ...]:
+    """The clouds that publish spot eviction rates (``eviction_rates_module``)."""
+    return tuple(c for c in CLOUDS.values() if c.eviction_rates_module)
+
+
+def eviction_rates_reader(cloud: Cloud) -> Callable[..., Any]:
+    """``cloud``'s ``ask_eviction_rates`` (its adapter module, imported now: it pulls in
+    the cloud's SDK lazily itself)."""
+    import importlib
+
+    return importlib.import_module(cloud.eviction_rates_module).ask_eviction_rates
 
 
 def registered_clouds() -> tuple[Cloud, ...]:

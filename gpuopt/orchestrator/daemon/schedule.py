@@ -36,6 +36,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
+from gpuopt.providers.clouds import eviction_rate_clouds
+
 if TYPE_CHECKING:
     from apscheduler.schedulers.base import BaseScheduler
 
@@ -102,7 +104,7 @@ def register_jobs(
             IntervalTrigger(seconds=_secs(poll), jitter=_jitter(poll, 0.1, 30)),
             _secs(poll / 2), args=(cloud,), next_run_time=now + POLL_STAGGER * i)
     evict = settings.spot.eviction_poll_interval
-    if "azure" in polled and evict > timedelta(0):
+    if evict > timedelta(0) and any(c.name in polled for c in eviction_rate_clouds()):
         add(EVICTION_JOB, tasks.poll_eviction,
             IntervalTrigger(seconds=_secs(evict), jitter=_jitter(evict, 0.1, 300)),
             _secs(evict / 2), next_run_time=now + POLL_STAGGER * (len(polled) + 1))

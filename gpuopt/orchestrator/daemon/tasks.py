@@ -132,14 +132,16 @@ class DaemonTasks:
                  cloud, result.new, result.changed, result.unchanged, result.rejected)
 
     def _poll_eviction(self) -> None:
-        """Azure's spot eviction rates into the availability history."""
+        """The clouds' spot eviction rates (Azure's) into the availability history."""
         from gpuopt.orchestrator.prices.eviction_poll import poll_eviction_rates
 
-        result = poll_eviction_rates(self.store, self.clock())
-        if result.status == "error":
-            raise StepFailed(f"azure eviction rates: {result.error}")
-        if result.status == "skipped":
-            log.info("azure eviction rates: skipped: %s", result.error)
+        results = poll_eviction_rates(self.store, self.clock())
+        for cloud, result in results.items():
+            if result.status == "skipped":
+                log.info("%s eviction rates: skipped: %s", cloud, result.error)
+        failed = [f"{cloud}: {r.error}" for cloud, r in results.items() if r.status == "error"]
+        if failed:
+            raise StepFailed("eviction rates " + "; ".join(failed))
 
     def _poll_catalog(self) -> None:
         """SkyPilot's catalog files ([prices] catalog_dir, else the installed SkyPilot's),

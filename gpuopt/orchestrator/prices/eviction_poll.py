@@ -10,39 +10,36 @@ step's spot policy looks them up; with ``[spot] signals`` they reach its history
 readings (policies/spot/observed_signals.py). Each poll is recorded in ``poll_status``
 as ``azure-eviction`` (``gpuopt daemon status`` lists it).
 
-Credentials: the subscription Resource Graph queries is ``AZURE_SUBSCRIPTION_ID``; the
-token comes from the Azure SDK's own ``DefaultAzureCredential`` chain (environment,
-workload identity, managed identity, ``az login``), imported only when a poll runs. No
-credential, token or subscription is stored; an error is reported by its first line,
-which azure-core never fills with the token.
+The cloud is the registry's (providers/clouds.py ``eviction_rates_module``: Azure today);
+its adapter asks (providers/azure/eviction.py ``ask_eviction_rates``: the subscription is
+``AZURE_SUBSCRIPTION_ID``, the token the Azure SDK's own ``DefaultAzureCredential`` chain,
+imported only when a poll runs). No credential, token or subscription is stored; an error
+is reported by its first line, which azure-core never fills with the token.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gpuopt.core.lazy_import import LazyModule
 from gpuopt.core.places import Place
 from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
 from gpuopt.policies.spot.signals import EVICTION_BUCKET_VALUE
+from gpuopt.providers.clouds import Cloud, eviction_rate_clouds, eviction_rates_reader
 from gpuopt.providers.offer import Market
 
 if TYPE_CHECKING:
     from gpuopt.orchestrator.store import Store
-    from gpuopt.providers.azure.eviction import Post
 
 log = logging.getLogger("gpuopt.prices")
-azure_identity = LazyModule("azure.identity", extra="azure")
-azure_exceptions = LazyModule("azure.core.exceptions", extra="azure")
 
-EVICTION_POLL = "azure-eviction"  # its poll_status row
-CLOUD = "azure"
-SUBSCRIPTION_ENV = "AZURE_SUBSCRIPTION_ID"
+
+def poll_name(cloud: Cloud) -> str:
+    """Its ``poll_status`` row (``azure-eviction``)."""
+    return f"{cloud.name}-eviction"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +50,14 @@ class EvictionPollResult:
     error: str | None = None
 
 
-def azure_spot_places(store: Store) -> list[SpotPlace]:
-    """The Azure spot places with a current price, in key order."""
+def spot_places(store: Store, cloud: Cloud) -> list[SpotPlace]:
+    """``cloud``'s spot places with a current price, in key order."""
     from gpuopt.orchestrator.store.price_history import latest_offers
     from gpuopt.providers.offer_filter import OfferFilter
 
     with store.session() as session:
-        offers = latest_offers(session, OfferFilter(cloud=CLOUD, market=Market.SPOT))
-    places = {SpotPlace(Place(CLOUD, o.region, None), o.instance_type) for o in offers}
+        offers = latest_offers(session, OfferFilter(cloud=cloud.name, market=Market.SPOT))
+    places = {SpotPlace(Place(cloud.name, o.region, None), o.instance_type) for o in offers}
     return sorted(places, key=lambda p: (p.place.region, p.instance_type))
 
 
@@ -79,56 +76,39 @@ def eviction_observations(places: Iterable[SpotPlace],
     return out
 
 
-def _short(err: BaseException) -> str:
-    text = str(err).strip()
-    return (text.splitlines()[0][:200] if text else "") or type(err).__name__
-
-
-def poll_eviction_rates(store: Store, now: datetime, *, post: Post | None = None,
-                        subscription: str | None = None) -> EvictionPollResult:
-    """Ask, record, and note the poll in ``poll_status``. ``post`` (tests): the
-    Resource Graph call; default: azure-core with DefaultAzureCredential."""
-    result = _poll(store, now, post, subscription)
+def poll_eviction_rates(store: Store, now: datetime, *,
+                        post: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+                        subscription: str | None = None) -> dict[str, EvictionPollResult]:
+    """Ask each cloud that publishes eviction rates, record, and note each poll in
+    ``poll_status``. ``post`` (tests): the cloud's API call; ``subscription``: the
+    account asked (default: the adapter's environment)."""
     from gpuopt.orchestrator.store.daemon_state import record_poll
 
-    record_poll(store, EVICTION_POLL, status=result.status, error=result.error, at=now)
-    return result
+    results = {}
+    for cloud in eviction_rate_clouds():
+        result = _poll(store, cloud, now, post, subscription)
+        record_poll(store, poll_name(cloud), status=result.status, error=result.error, at=now)
+        results[cloud.name] = result
+    return results
 
 
-def _poll(store: Store, now: datetime, post: Post | None,
+def _poll(store: Store, cloud: Cloud, now: datetime,
+          post: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None,
           subscription: str | None) -> EvictionPollResult:
     from gpuopt.orchestrator.store.availability import record_observations
-    from gpuopt.providers.azure.eviction import fetch_eviction_rates, resource_graph_post
-    from gpuopt.providers.base import ProviderError
 
-    places = azure_spot_places(store)
+    places = spot_places(store, cloud)
     if not places:
-        return EvictionPollResult("skipped", error="no Azure spot prices to ask about")
-    sub = subscription or os.environ.get(SUBSCRIPTION_ENV) or None
-    if sub is None:
-        return EvictionPollResult("skipped", len(places), error=f"{SUBSCRIPTION_ENV} is not set")
-    locations = sorted({p.place.region for p in places})
-    sizes = sorted({p.instance_type for p in places})
-    try:
-        if post is not None:
-            rates = fetch_eviction_rates(post, [sub], locations, sizes)
-        else:
-            with azure_identity.DefaultAzureCredential() as credential:
-                rates = fetch_eviction_rates(resource_graph_post(credential), [sub],
-                                             locations, sizes)
-    except ProviderError as err:
-        return EvictionPollResult("error", len(places), error=_short(err))
-    except Exception as err:
-        if isinstance(err, azure_exceptions.ClientAuthenticationError):
-            return EvictionPollResult("skipped", len(places),
-                                      error=f"no usable Azure credential: {_short(err)}")
-        if isinstance(err, azure_exceptions.AzureError):
-            return EvictionPollResult("error", len(places),
-                                      error=f"{type(err).__name__}: {_short(err)}")
-        raise
-    seen = eviction_observations(places, rates, now)
+        return EvictionPollResult(
+            "skipped", error=f"no {cloud.display_name} spot prices to ask about")
+    answer = eviction_rates_reader(cloud)(
+        sorted({p.place.region for p in places}), sorted({p.instance_type for p in places}),
+        post=post, subscription=subscription)
+    if answer.status != "ok":
+        return EvictionPollResult(answer.status, len(places), error=answer.error)
+    seen = eviction_observations(places, answer.rates, now)
     with store.transaction() as session:
         recorded = record_observations(session, seen)
-    log.info("azure eviction rates: %d of %d spot places answered, %d new", len(seen),
-             len(places), recorded)
+    log.info("%s eviction rates: %d of %d spot places answered, %d new", cloud.name,
+             len(seen), len(places), recorded)
     return EvictionPollResult("ok", len(places), recorded)

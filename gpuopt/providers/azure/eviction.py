@@ -17,10 +17,13 @@ through azure-core's ``PipelineClient`` with a bearer token for ARM, imported la
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.core.lazy_import import LazyModule
+from gpuopt.providers.azure.provider import SUBSCRIPTION_ENV
 from gpuopt.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 azure_core = LazyModule("azure.core", extra="azure")
 azure_policies = LazyModule("azure.core.pipeline.policies", extra="azure")
 azure_rest = LazyModule("azure.core.rest", extra="azure")
+azure_identity = LazyModule("azure.identity", extra="azure")
+azure_exceptions = LazyModule("azure.core.exceptions", extra="azure")
 
 ARM = "https://management.azure.com"
 RESOURCE_GRAPH_PATH = "/providers/Microsoft.ResourceGraph/resources?api-version=2021-03-01"
@@ -126,3 +131,45 @@ def resource_graph_post(credential: TokenCredential, *, base_url: str = ARM,
         return answer
 
     return post
+
+
+@dataclass(frozen=True, slots=True)
+class RatesAnswer:
+    """One ask's outcome: ``ok`` with the buckets by (region, size), ``skipped`` (no
+    subscription, no usable sign-in) or ``error``, with why."""
+
+    status: str
+    rates: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _short(err: BaseException) -> str:
+    text = str(err).strip()
+    return (text.splitlines()[0][:200] if text else "") or type(err).__name__
+
+
+def ask_eviction_rates(locations: Sequence[str], sizes: Sequence[str], *,
+                       post: Post | None = None,
+                       subscription: str | None = None) -> RatesAnswer:
+    """The buckets of ``sizes`` in ``locations`` for the subscription (argument, else
+    ``AZURE_SUBSCRIPTION_ID``), signed in with DefaultAzureCredential (environment,
+    workload identity, managed identity, ``az login``); ``post`` (tests): the Resource
+    Graph call. The token never reaches an error message: azure-core does not put it
+    in its exceptions' text."""
+    sub = subscription or os.environ.get(SUBSCRIPTION_ENV) or None
+    if sub is None:
+        return RatesAnswer("skipped", error=f"{SUBSCRIPTION_ENV} is not set")
+    try:
+        if post is not None:
+            return RatesAnswer("ok", fetch_eviction_rates(post, [sub], locations, sizes))
+        with azure_identity.DefaultAzureCredential() as credential:
+            return RatesAnswer("ok", fetch_eviction_rates(resource_graph_post(credential),
+                                                          [sub], locations, sizes))
+    except ProviderError as err:
+        return RatesAnswer("error", error=_short(err))
+    except Exception as err:
+        if isinstance(err, azure_exceptions.ClientAuthenticationError):
+            return RatesAnswer("skipped", error=f"no usable Azure credential: {_short(err)}")
+        if isinstance(err, azure_exceptions.AzureError):
+            return RatesAnswer("error", error=f"{type(err).__name__}: {_short(err)}")
+        raise

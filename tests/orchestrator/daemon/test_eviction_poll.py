@@ -20,8 +20,7 @@ from azure.core.exceptions import ClientAuthenticationError
 from gpuopt.core.places import Place
 from gpuopt.orchestrator.daemon.health import DaemonHealth
 from gpuopt.orchestrator.daemon.tasks import DaemonTasks
-from gpuopt.orchestrator.prices import eviction_poll
-from gpuopt.orchestrator.prices.eviction_poll import EVICTION_POLL, poll_eviction_rates
+from gpuopt.orchestrator.prices.eviction_poll import poll_eviction_rates
 from gpuopt.orchestrator.store import Store, open_store
 from gpuopt.orchestrator.store.availability import load_observations
 from gpuopt.orchestrator.store.daemon_state import list_polls
@@ -78,20 +77,20 @@ def test_the_poll_asks_for_the_priced_spot_sizes_and_records_their_buckets(
         bodies.append(body)
         return ROWS
 
-    result = poll_eviction_rates(store, NOW, post=post, subscription=SUB)
+    result = poll_eviction_rates(store, NOW, post=post, subscription=SUB)["azure"]
     assert (result.status, result.places, result.recorded) == ("ok", 1, 1)
     assert "'eastus'" in bodies[0]["query"] and f"'{SIZE}'" in bodies[0]["query"]
     assert _stored(store) == [Observed(NOW, ObservationKind.EVICTION_RATE, 10)]
     assert [(p.cloud, p.last_status, p.last_ok_at) for p in list_polls(store)] == [
-        (EVICTION_POLL, "ok", NOW)]
-    again = poll_eviction_rates(store, NOW, post=post, subscription=SUB)
+        ("azure-eviction", "ok", NOW)]
+    again = poll_eviction_rates(store, NOW, post=post, subscription=SUB)["azure"]
     assert again.recorded == 0  # the same second: stored once
 
 
 def test_without_a_subscription_nothing_is_asked(store: Store,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
-    result = poll_eviction_rates(store, NOW, post=lambda _b: pytest.fail("asked"))
+    result = poll_eviction_rates(store, NOW, post=lambda _b: pytest.fail("asked"))["azure"]
     assert result.status == "skipped" and "AZURE_SUBSCRIPTION_ID" in (result.error or "")
     assert _stored(store) == []
 
@@ -106,7 +105,7 @@ def test_a_failed_poll_records_nothing_and_says_why(store: Store, raised: Except
     def post(_body: Mapping[str, Any]) -> Mapping[str, Any]:
         raise raised
 
-    result = poll_eviction_rates(store, NOW, post=post, subscription=SUB)
+    result = poll_eviction_rates(store, NOW, post=post, subscription=SUB)["azure"]
     assert result.status == status and _stored(store) == []
     polls = list_polls(store)
     assert polls[0].last_status == status and polls[0].last_ok_at is None
@@ -145,7 +144,7 @@ def graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Seen
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", SUB)
-    monkeypatch.setattr(eviction_poll, "azure_identity", _Identity)
+    monkeypatch.setattr(ev, "azure_identity", _Identity)
     with serve(lambda _req, _base: Reply(body=ROWS), cert, key) as (base, seen):
         monkeypatch.setattr(ev, "resource_graph_post",
                             functools.partial(ev.resource_graph_post, base_url=base))
