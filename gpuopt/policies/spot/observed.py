@@ -111,6 +111,59 @@ def _ticks(start: datetime, now: datetime, tick_s: float) -> int:
     return math.floor((now - start).total_seconds() / tick_s) + 1
 
 
+@dataclass(slots=True)
+class _Fold:
+    """A place's ticks while its observations are folded in order (fold_place)."""
+
+    seen: list[bool | None]
+    held: bool = False  # a launch succeeded and neither a preemption nor a release followed
+    held_from: int = 0  # first tick the current hold covers
+    unlisted: bool = False
+    unlisted_from: int = 0
+
+    def fill(self, from_tick: int, to_tick: int, value: bool) -> None:
+        for k in range(max(from_tick, 0), min(to_tick, len(self.seen))):
+            if self.seen[k] is None:
+                self.seen[k] = value
+
+    def end_hold(self, k: int) -> None:
+        """The hold's ticks up to ``k`` were up; it is over."""
+        if self.held:
+            self.fill(self.held_from, k, True)
+            self.held = False
+
+    def apply(self, kind: ObservationKind, k: int) -> bool | None:
+        """Fold one observation in tick ``k``; what it says of that tick (None: nothing)."""
+        if kind is ObservationKind.OFFER_PRESENT:
+            if self.unlisted:
+                self.fill(self.unlisted_from, k, False)
+                self.unlisted = False
+            return None
+        if kind is ObservationKind.OFFER_GONE:
+            if not self.unlisted:
+                self.unlisted, self.unlisted_from = True, k + 1
+            return False
+        if kind is ObservationKind.LAUNCH_OK:
+            self.end_hold(k)
+            self.held, self.held_from = True, k + 1
+            return True
+        if kind is ObservationKind.CAPACITY_FAILURE:
+            # A launch accepted first and refused for capacity later (SkyPilot answers a
+            # launch request before it provisions) held nothing: its hold ends here.
+            self.held = False
+            return False
+        self.end_hold(k)
+        return kind is ObservationKind.RELEASED  # preempted: False; released: True
+
+    def close(self) -> list[bool | None]:
+        n = len(self.seen)
+        if self.held:
+            self.fill(self.held_from, n, True)
+        if self.unlisted:
+            self.fill(self.unlisted_from, n, False)
+        return self.seen
+
+
 def fold_place(
     observations: Sequence[Observed], start: datetime, now: datetime, tick_s: float,
     *, offers: bool = True, peer_preemptions: Collection[datetime] = (),
@@ -120,17 +173,7 @@ def fold_place(
     ``peer_preemptions``: the instants of preemptions that were another job's, which end
     that job's hold (its ticks up to them were up) but set no tick (signals read them)."""
     n = _ticks(start, now, tick_s)
-    seen: list[bool | None] = [None] * n
-    held = False  # a launch succeeded and neither a preemption nor a release followed
-    held_from = 0  # first tick the current hold covers
-    unlisted = False
-    unlisted_from = 0
-
-    def fill(from_tick: int, to_tick: int, value: bool) -> None:
-        for k in range(max(from_tick, 0), min(to_tick, n)):
-            if seen[k] is None:
-                seen[k] = value
-
+    fold = _Fold([None] * n)
     for ob in sorted(observations, key=observation_order):
         if ob.at > now:
             break
@@ -139,47 +182,12 @@ def fold_place(
         if kind in READINGS or (not offers and kind in OFFER_KINDS):
             continue
         if kind is ObservationKind.PREEMPTED and ob.at in peer_preemptions:
-            if held:
-                fill(held_from, k, True)
-                held = False
+            fold.end_hold(k)
             continue
-        if kind is ObservationKind.OFFER_PRESENT:
-            if unlisted:
-                fill(unlisted_from, k, False)
-                unlisted = False
-            continue
-        if kind is ObservationKind.OFFER_GONE:
-            if not unlisted:
-                unlisted, unlisted_from = True, k + 1
-            value: bool = False
-        elif kind is ObservationKind.LAUNCH_OK:
-            if held:
-                fill(held_from, k, True)
-            held, held_from = True, k + 1
-            value = True
-        elif kind is ObservationKind.CAPACITY_FAILURE:
-            # A launch accepted first and refused for capacity later (SkyPilot answers a
-            # launch request before it provisions) held nothing: its hold ends here.
-            held = False
-            value = False
-        elif kind is ObservationKind.PREEMPTED:
-            if held:
-                fill(held_from, k, True)
-                held = False
-            value = False
-        else:  # RELEASED
-            if held:
-                fill(held_from, k, True)
-                held = False
-            value = True
-        if 0 <= k < n:
-            seen[k] = value  # the last observation of a tick decides
-            # ticks already filled after this one cannot exist: observations are in order
-    if held:
-        fill(held_from, n, True)
-    if unlisted:
-        fill(unlisted_from, n, False)
-    return seen
+        value = fold.apply(kind, k)
+        if value is not None and 0 <= k < n:
+            fold.seen[k] = value  # the last observation of a tick decides
+    return fold.close()
 
 
 def fold_history(
