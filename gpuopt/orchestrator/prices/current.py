@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
-from gpuopt.providers.offer import Offer
+from gpuopt.providers.offer import GLOBAL_REGION, Offer
 from gpuopt.providers.offer_filter import OfferFilter
 from gpuopt.providers.snapshot import Places
 
@@ -33,13 +33,18 @@ def current_offers_with_source(
     from gpuopt.providers.snapshot import load_snapshot
 
     flt = flt or OfferFilter()
-    snap = load_snapshot()
     if store is not None:
         from gpuopt.orchestrator.store.price_history import has_prices, latest_offers
 
         with store.session() as session:
             if has_prices(session):
-                return CurrentOffers(latest_offers(session, flt), "store", places=snap.places)
+                offers = latest_offers(session, flt)
+                # the snapshot is parsed (~25 ms, every reconcile step) only for the places
+                # of a "global" offer (RunPod's), the one thing the store does not keep
+                needs = any(o.region == GLOBAL_REGION for o in offers)
+                return CurrentOffers(offers, "store",
+                                     places=load_snapshot().places if needs else {})
+    snap = load_snapshot()
     offers = flt.apply(snap.offers)
     days = sorted({o.observed_at.date() for o in offers}) or [snap.as_of]
     return CurrentOffers(offers, "snapshot", days[0], days[-1], places=snap.places)
