@@ -12,21 +12,20 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 
-def main(db_url: str, attempts: str, job_id: str, skew_s: str, steps: str) -> int:
-    from gpuopt.jobs.executors.local import LocalExecutor
-    from gpuopt.orchestrator.config import load_config
-    from gpuopt.orchestrator.reconcile.step import reconcile_once
-    from gpuopt.orchestrator.store import open_store
+def run_steps(store: Any, ex: Any, settings: Any, job_id: str, steps: int,
+              skew_s: float = 0.0) -> int:
+    """Up to ``steps`` reconcile steps (clock + ``skew_s`` seconds), 0.1 s apart, until
+    ``job_id`` is no longer live; closes the store. The exit code: 1 (the errors on stderr)
+    when a step reports errors, else 0. Shared by this launcher and probe_launcher.py."""
+    import gpuopt.orchestrator.reconcile.step as reconcile
     from gpuopt.orchestrator.store.jobs_tables import JobRow
 
-    store = open_store(db_url)
-    ex = LocalExecutor(Path(attempts), stop_grace_seconds=2)
-    settings = load_config(None)
-    for _ in range(int(steps)):
-        now = datetime.now(UTC) + timedelta(seconds=float(skew_s))
-        report = reconcile_once(store, lambda kind: ex, settings, now)
+    for _ in range(steps):
+        now = datetime.now(UTC) + timedelta(seconds=skew_s)
+        report = reconcile.reconcile_once(store, lambda kind: ex, settings, now)
         if report.errors:
             print(report.errors, file=sys.stderr)
             return 1
@@ -38,6 +37,15 @@ def main(db_url: str, attempts: str, job_id: str, skew_s: str, steps: str) -> in
     store.close()
     return 0
 
+
+def main(db_url: str, attempts: str, job_id: str, skew_s: str, steps: str) -> int:
+    from gpuopt.jobs.executors.local import LocalExecutor
+    from gpuopt.orchestrator.config import load_config
+    from gpuopt.orchestrator.store import open_store
+
+    store = open_store(db_url)
+    ex = LocalExecutor(Path(attempts), stop_grace_seconds=2)
+    return run_steps(store, ex, load_config(None), job_id, int(steps), float(skew_s))
 
 if __name__ == "__main__":
     sys.exit(main(*sys.argv[1:]))

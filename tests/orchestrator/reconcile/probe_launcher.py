@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,7 @@ def main(db_url: str, attempts: str, job_id: str, mode: str, steps: str, runs: s
     from gpuopt.jobs.executors.local import LocalExecutor
     from gpuopt.orchestrator.config import load_config
     from gpuopt.orchestrator.store import open_store
-    from gpuopt.orchestrator.store.jobs_tables import JobRow
+    from tests.orchestrator.reconcile.launcher import run_steps
     from tests.orchestrator.reconcile.test_probe_crash import _keep, _probing
 
     store = open_store(db_url)
@@ -78,18 +77,7 @@ def main(db_url: str, attempts: str, job_id: str, mode: str, steps: str, runs: s
                          if mode == "probe" else _keep(real))
     if point := os.environ.get(PAUSE_ENV):
         probing.crash_point = _pause_at(point, Path(attempts))
-    for _ in range(int(steps)):
-        report = reconcile.reconcile_once(store, lambda kind: ex, settings, datetime.now(UTC))
-        if report.errors:
-            print(report.errors, file=sys.stderr)
-            return 1
-        with store.session() as session:
-            job = session.get(JobRow, job_id)
-        if job is None or not job.status.is_live:
-            break
-        time.sleep(0.1)
-    store.close()
-    return 0
+    return run_steps(store, ex, settings, job_id, int(steps))
 
 
 if __name__ == "__main__":
