@@ -177,6 +177,18 @@ def test_information_launch_summary_and_bad_value(tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
 
 
+def _assert_daemon_as_replay(*args: str) -> None:
+    """`--engine daemon` and the replay on the same arguments (with `--json`): the same
+    decisions, the same cost within half a cent, and the deadline met."""
+    daemon, replay = _run(*args, "--engine", "daemon"), _run(*args)
+    assert daemon.returncode == 0 and replay.returncode == 0, daemon.stderr + replay.stderr
+    got, want = json.loads(daemon.stdout), json.loads(replay.stdout)
+    assert got["engine"] == "daemon"
+    assert got["decisions"] == want["decisions"]
+    assert got["cost"] == pytest.approx(want["cost"], abs=0.005)
+    assert got["met_deadline"] is True
+
+
 def test_engine_daemon_reads_the_signals_as_the_replay(tmp_path: Path) -> None:
     """`--information launch-probe+signals` runs the daemon with `[spot] probe` and `[spot]
     signals`, the signals the replay derives from the traces recorded as its polls would:
@@ -185,13 +197,7 @@ def test_engine_daemon_reads_the_signals_as_the_replay(tmp_path: Path) -> None:
     b = _write(tmp_path, "b.json", [0, 1, 1, 0, 0, 0, 1, 0, 0, 0] + [1, 0] * 15)
     args = ("--trace", str(a), "--trace", str(b), *JOB, "--deadline-hours", "2",
             "--information", "launch-probe+signals", "--json")
-    daemon, replay = _run(*args, "--engine", "daemon"), _run(*args)
-    assert daemon.returncode == 0 and replay.returncode == 0, daemon.stderr + replay.stderr
-    got, want = json.loads(daemon.stdout), json.loads(replay.stdout)
-    assert got["engine"] == "daemon"
-    assert got["decisions"] == want["decisions"]
-    assert got["cost"] == pytest.approx(want["cost"], abs=0.005)
-    assert got["met_deadline"] is True
+    _assert_daemon_as_replay(*args)
 
 
 def test_sweep_on_launch_information_meets_every_deadline() -> None:
@@ -244,10 +250,4 @@ def test_engine_daemon_probes_as_the_replay_under_launch_probe(tmp_path: Path) -
     trace = _write(tmp_path, "a.json", [1, 1, 0, 0, 1, 0, 0, 0, 1, 1] + [0] * 30)
     args = ("--trace", str(trace), *JOB, "--deadline-hours", "2", "--information",
             "launch-probe", "--json")
-    daemon, replay = _run(*args, "--engine", "daemon"), _run(*args)
-    assert daemon.returncode == 0 and replay.returncode == 0, daemon.stderr + replay.stderr
-    got, want = json.loads(daemon.stdout), json.loads(replay.stdout)
-    assert got["engine"] == "daemon"
-    assert got["decisions"] == want["decisions"]
-    assert got["cost"] == pytest.approx(want["cost"], abs=0.005)
-    assert got["met_deadline"] is True
+    _assert_daemon_as_replay(*args)
