@@ -39,6 +39,7 @@ from gpuopt.jobs.architectures import (
 from gpuopt.jobs.hub import HubConfig
 from gpuopt.jobs.precision import GGUF_TYPES, GROUPED, QUANTIZED, TRAINABLE_BASES
 from gpuopt.jobs.precision import compute_precision as _compute_precision
+from gpuopt.jobs.release import parse_release
 from gpuopt.jobs.units import parse_count
 from gpuopt.providers.clouds import cloud_names, unknown_cloud_message
 from gpuopt.providers.hardware import GPUS, canonical_gpu
@@ -367,10 +368,11 @@ class WorkloadSpec(_Strict):
     mfu: float | None = Field(default=None, gt=0, le=1)
     # The training framework class, for its achieved utilisation (utilisation.py).
     framework: Framework = "hf"
-    # The framework's release, where memory depends on it ("0.1", "0.1.1"); None: the
-    # current release. torchtune 0.1.x pins torchao 0.1, whose NF4 quantizer makes the
-    # QLoRA model build the peak (jobs/estimate/memory/load.py).
-    framework_version: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")
+    # The framework's release, where memory depends on it ("0.1", "0.1.1"); None, or a
+    # release the estimate does not know: the current release. torchtune 0.1.x pins
+    # torchao 0.1, whose NF4 quantizer makes the QLoRA model build the peak
+    # (jobs/estimate/memory/load.py). Parsed by jobs/release.py.
+    framework_version: Annotated[str | None, BeforeValidator(parse_release)] = None
     # Inference (prompt_tokens and output_tokens are required for type: inference)
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     output_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
