@@ -40,6 +40,13 @@ RESOURCE_GRAPH_PATH = "/providers/Microsoft.ResourceGraph/resources?api-version=
 ARM_SCOPE = "https://management.azure.com/.default"
 MAX_PAGES = 100
 BUCKETS = ("0-5", "5-10", "10-15", "15-20", "20+")
+# Resource Graph returns at most 1000 records a request (its `$top` / `first` allows at
+# most 1000: learn.microsoft.com/azure/governance/resource-graph/concepts/work-with-data,
+# "Data set result size"); a bigger page is not its answer.
+MAX_PAGE_ROWS = 1000
+# An answer's body: MAX_PAGE_ROWS rows of a few short names (~100 bytes each), with a
+# 40x margin; a larger body is refused before it is parsed.
+MAX_BODY_CHARS = 4_000_000
 
 Post = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
@@ -74,35 +81,76 @@ def request_body(query: str, subscriptions: Sequence[str],
     return {"subscriptions": list(subscriptions), "query": query, "options": options}
 
 
-def parse_page(payload: Mapping[str, Any]) -> tuple[dict[tuple[str, str], str], str | None]:
-    """One answer -> ({(location, size): bucket}, the next page's ``$skipToken``).
-    Rows with an unknown bucket or missing names are skipped (never guessed)."""
+def _page_rows(payload: object) -> tuple[list[tuple[str, str, str]], str | None]:
+    """One answer -> its (location, size, bucket) rows and the next page's ``$skipToken``.
+    Rows with an unknown bucket (a negative or > 100 rate, NaN, a number, a word) or
+    without both names are skipped (never guessed); an answer that is not a Resource Graph
+    page is a ProviderError."""
+    if not isinstance(payload, Mapping):
+        raise ProviderError("azure: Resource Graph answer is not an object")
     rows = payload.get("data")
     if not isinstance(rows, list):
         raise ProviderError("azure: Resource Graph answer has no 'data' rows")
-    out: dict[tuple[str, str], str] = {}
+    if len(rows) > MAX_PAGE_ROWS:
+        raise ProviderError(f"azure: Resource Graph answered {len(rows)} rows in one page "
+                            f"(its pages hold at most {MAX_PAGE_ROWS})")
+    out = []
     for row in rows:
         if not isinstance(row, Mapping):
             continue
         loc, size, rate = row.get("location"), row.get("skuName"), row.get("evictionRate")
-        if isinstance(loc, str) and isinstance(size, str) and rate in BUCKETS:
-            out[(loc.lower(), size)] = str(rate)
+        if isinstance(loc, str) and isinstance(size, str) and isinstance(rate, str) \
+                and rate in BUCKETS:
+            out.append((loc.lower(), size, rate))
     token = payload.get("$skipToken")
     return out, token if isinstance(token, str) and token else None
 
 
+@dataclass(slots=True)
+class _Rates:
+    """The buckets folded over an answer's pages: a place answered twice with different
+    buckets (either case of its names) is dropped, not guessed; ``asked`` (lower-case
+    locations and sizes) keeps only the places asked about."""
+
+    asked: tuple[frozenset[str], frozenset[str]] | None = None
+    out: dict[tuple[str, str], str] = field(default_factory=dict)
+    keys: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    conflicting: set[tuple[str, str]] = field(default_factory=set)
+
+    def add(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        for loc, size, rate in rows:
+            folded = (loc, size.lower())
+            if self.asked is not None and not (loc in self.asked[0]
+                                               and folded[1] in self.asked[1]):
+                continue
+            if folded in self.conflicting:
+                continue
+            key = self.keys.setdefault(folded, (loc, size))
+            if self.out.setdefault(key, rate) != rate:
+                del self.out[key]
+                self.conflicting.add(folded)
+
+
+def parse_page(payload: Mapping[str, Any]) -> tuple[dict[tuple[str, str], str], str | None]:
+    """One answer -> ({(location, size): bucket}, the next page's ``$skipToken``)."""
+    rows, token = _page_rows(payload)
+    rates = _Rates()
+    rates.add(rows)
+    return rates.out, token
+
+
 def fetch_eviction_rates(post: Post, subscriptions: Sequence[str], locations: Sequence[str],
                          sizes: Sequence[str]) -> dict[tuple[str, str], str]:
-    """Every page of the query, following ``$skipToken``."""
+    """Every page of the query, following ``$skipToken``; only the places asked about."""
     query = eviction_query(locations, sizes)
-    out: dict[tuple[str, str], str] = {}
+    rates = _Rates((frozenset(v.lower() for v in locations), frozenset(v.lower() for v in sizes)))
     token: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
-        got, token = parse_page(post(request_body(query, subscriptions, token)))
-        out.update(got)
+        got, token = _page_rows(post(request_body(query, subscriptions, token)))
+        rates.add(got)
         if token is None:
-            return out
+            return rates.out
         if token in seen:
             break
         seen.add(token)
@@ -125,7 +173,14 @@ def resource_graph_post(credential: TokenCredential, *, base_url: str = ARM,
         if response.status_code != 200:
             raise ProviderError(f"azure: Resource Graph answered HTTP {response.status_code}: "
                                 f"{response.text()[:200]}")
-        answer = json.loads(response.text())
+        try:
+            text = response.text()
+            if len(text) > MAX_BODY_CHARS:
+                raise ProviderError(f"azure: Resource Graph answer of {len(text)} characters "
+                                    f"is larger than {MAX_BODY_CHARS}")
+            answer = json.loads(text)
+        except ValueError as err:  # JSONDecodeError, or a body that is not UTF-8 text
+            raise ProviderError(f"azure: Resource Graph answer is not JSON: {err}") from err
         if not isinstance(answer, dict):
             raise ProviderError("azure: Resource Graph answer is not an object")
         return answer

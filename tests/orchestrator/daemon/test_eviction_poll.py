@@ -112,6 +112,31 @@ def test_a_failed_poll_records_nothing_and_says_why(store: Store, raised: Except
     assert str(raised).splitlines()[0][:40] in (polls[0].last_error or "")
 
 
+def test_a_hostile_answer_never_crashes_the_poll_or_stores_junk(store: Store) -> None:
+    """Rows with a rate out of Azure's buckets (negative, > 100, NaN, Infinity, a word, a
+    number), a missing field, a size not asked about, two buckets for one place: the poll
+    is ok and stores nothing; an answer that is not a page is the poll's recorded error."""
+    junk = [{"skuName": SIZE, "location": "eastus", "evictionRate": rate}
+            for rate in ("-5", "150", "NaN", "Infinity", "high", 12.5, None)]
+    junk += [{"skuName": SIZE, "location": "eastus"},
+             {"skuName": "Standard_Foo_v9", "location": "eastus", "evictionRate": "0-5"},
+             {"skuName": SIZE, "location": "westus2", "evictionRate": "0-5"},
+             {"skuName": SIZE, "location": "eastus", "evictionRate": "0-5"},
+             {"skuName": SIZE, "location": "EastUS", "evictionRate": "20+"}]
+    answer = {"totalRecords": len(junk), "count": len(junk), "data": junk,
+              "resultTruncated": "false"}
+    result = poll_eviction_rates(store, NOW, post=lambda _b: answer,
+                                 subscription=SUB)["azure"]
+    assert (result.status, result.recorded) == ("ok", 0) and _stored(store) == []
+    later = NOW + timedelta(minutes=10)
+    result = poll_eviction_rates(store, later, post=lambda _b: [answer],
+                                 subscription=SUB)["azure"]
+    assert result.status == "error" and "not an object" in (result.error or "")
+    assert [(p.last_status, p.last_try_at, p.last_ok_at) for p in list_polls(store)] == [
+        ("error", later, NOW)]
+    assert _stored(store) == []
+
+
 # -- the daemon's job, over HTTPS, to the policy's history --------------------------------
 
 class _Credential:

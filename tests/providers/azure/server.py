@@ -32,6 +32,7 @@ class Reply:
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None  # a body sent as is (not JSON), instead of ``body``
 
 
 Handler = Callable[[Seen, str], Reply]  # (request, base URL) -> reply
@@ -63,7 +64,8 @@ def serve(handler: Handler, cert: Path, key: Path) -> Iterator[tuple[str, list[S
                        posted)
             seen.append(req)
             reply = handler(req, base[0])
-            body = b"" if reply.body is None else json.dumps(reply.body, default=_default).encode()
+            body = (reply.raw if reply.raw is not None else b"" if reply.body is None
+                    else json.dumps(reply.body, default=_default).encode())
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))

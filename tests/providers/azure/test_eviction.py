@@ -11,6 +11,7 @@ import pytest
 
 from gpuopt.policies.spot.signals import chance_of_eviction_bucket
 from gpuopt.providers.azure.eviction import (
+    MAX_PAGE_ROWS,
     eviction_query,
     fetch_eviction_rates,
     parse_page,
@@ -96,3 +97,59 @@ def test_request_body_carries_the_token() -> None:
 @pytest.mark.parametrize(("bucket", "chance"), [("0-5", 0.975), ("20+", 0.775)])
 def test_each_bucket_reads_as_a_chance(bucket: str, chance: float) -> None:
     assert chance_of_eviction_bucket(bucket) == pytest.approx(chance)
+
+
+T4 = "Standard_NC4as_T4_v3"
+
+
+def _row(**kw: Any) -> dict[str, Any]:
+    row = {"skuName": T4, "location": "eastus", "evictionRate": "10-15"}
+    row.update(kw)
+    return {k: v for k, v in row.items() if v is not ...}
+
+
+def _one_page(rows: list[Any]) -> dict[str, Any]:
+    return {"totalRecords": len(rows), "count": len(rows), "data": rows, "facets": [],
+            "resultTruncated": "false"}
+
+
+@pytest.mark.parametrize("rows", [
+    [_row(evictionRate="-5")], [_row(evictionRate=-5)], [_row(evictionRate="150")],
+    [_row(evictionRate=150.0)], [_row(evictionRate=float("nan"))], [_row(evictionRate="NaN")],
+    [_row(evictionRate="Infinity")], [_row(evictionRate=float("inf"))],
+    [_row(evictionRate="high")], [_row(evictionRate=["0-5"])], [_row(evictionRate=None)],
+    [_row(evictionRate=...)], [_row(location=...)], [_row(skuName=...)],
+    [_row(skuName=[T4])], [_row(location={"name": "eastus"})],
+    [_row(skuName="Standard_ND96asr_v4")],  # a size not asked about
+    [_row(location="westeurope")],  # a region not asked about
+    [_row(evictionRate="0-5"), _row(evictionRate="20+")],  # the same place, two buckets
+    [_row(evictionRate="0-5"), _row(location="EastUS", skuName=T4.upper(),
+                                    evictionRate="20+")],
+    ["0-5", None, 7, [T4, "eastus", "0-5"]],
+])
+def test_a_junk_row_is_never_a_rate(rows: list[Any]) -> None:
+    assert fetch_eviction_rates(lambda _b: _one_page(rows), ["s"], ["eastus"], [T4]) == {}
+
+
+def test_a_good_row_beside_junk_and_duplicates_is_kept() -> None:
+    rows = [_row(evictionRate="NaN"), _row(), "junk", _row(), _row(location="EastUS")]
+    assert fetch_eviction_rates(lambda _b: _one_page(rows), ["s"], ["eastus"], [T4]) == {
+        ("eastus", T4): "10-15"}
+
+
+def test_two_pages_that_disagree_on_a_place_give_no_rate() -> None:
+    def post(body: Mapping[str, Any]) -> Mapping[str, Any]:
+        if body["options"].get("$skipToken"):
+            return _one_page([_row(evictionRate="20+")])
+        return {**_one_page([_row(evictionRate="0-5")]), "$skipToken": "t1"}
+
+    assert fetch_eviction_rates(post, ["s"], ["eastus"], [T4]) == {}
+
+
+@pytest.mark.parametrize("payload", [
+    [_row()], "data", None, {"data": {"0": _row()}},
+    _one_page([_row(skuName=f"Standard_X{i}") for i in range(MAX_PAGE_ROWS)] + [_row()]),
+])
+def test_an_answer_that_is_not_a_page_is_an_error(payload: Any) -> None:
+    with pytest.raises(ProviderError):
+        fetch_eviction_rates(lambda _b: payload, ["s"], ["eastus"], [T4])

@@ -90,3 +90,21 @@ def test_an_answer_without_rows_is_an_error(tls: tuple[Path, Path]) -> None:
             pytest.raises(ProviderError):
         fetch_eviction_rates(resource_graph_post(Credential(), base_url=base), [SUB],
                              ["eastus"], SIZES)
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    (b"<html><body>Service Unavailable</body></html>", "not JSON"),
+    (b'{"data": [', "not JSON"),
+    (b"\xff\xfe\x00not utf-8", "not JSON"),
+    (b'[{"skuName": "Standard_NC4as_T4_v3"}]', "not an object"),
+    (b'{"data": [], "pad": "' + b"x" * 4_000_001 + b'"}', "larger than"),
+])
+def test_a_body_that_is_not_an_answer_is_an_error(tls: tuple[Path, Path], raw: bytes,
+                                                  says: str) -> None:
+    """A 200 whose body is not a Resource Graph answer (a proxy's HTML page, a cut-off
+    or non-UTF-8 body, a JSON list, an enormous body) is a ProviderError the poll records,
+    never a JSONDecodeError out of it."""
+    with _serve([Reply(raw=raw)], tls) as (base, _seen), \
+            pytest.raises(ProviderError, match=says):
+        fetch_eviction_rates(resource_graph_post(Credential(), base_url=base), [SUB],
+                             ["eastus"], SIZES)
