@@ -19,7 +19,9 @@ there). Unset, a crash point costs one environment lookup. Points, in launch ord
   untouched), ``probe-stopping`` (the held attempt marked stopping), ``probe-stopped``
   (its stop done, its close not committed), ``probe-broken`` (closed, the job not
   started on the probe), ``probe-starting`` (the probe's row launching, ``start`` not
-  asked), ``probe-started``.
+  asked), ``probe-started``;
+- ``eviction-recorded``: an eviction-rate poll's readings and its ``poll_status`` row
+  are in its transaction, not yet committed (orchestrator/prices/eviction_poll.py).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import signal
 ENV = "GPUOPT_CRASH_AT"
 POINTS = ("claimed", "intent", "spawned", "recorded", "stopping", "sealing", "ending",
           "probe-claimed", "provisioned", "probe-stopping", "probe-stopped", "probe-broken",
-          "probe-starting", "probe-started")
+          "probe-starting", "probe-started", "eviction-recorded")
 
 
 def crash_point(name: str) -> None:

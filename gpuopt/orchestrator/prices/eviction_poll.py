@@ -8,7 +8,8 @@ region answered (policies.spot.observed; its value the bucket's lower bound), at
 poll's time, in the place ``(azure, region, no zone, size, spot)`` where the reconcile
 step's spot policy looks them up; with ``[spot] signals`` they reach its history as
 readings (policies/spot/observed_signals.py). Each poll is recorded in ``poll_status``
-as ``azure-eviction`` (``gpuopt daemon status`` lists it).
+as ``azure-eviction`` (``gpuopt daemon status`` lists it); an ok poll's row and its
+readings are one transaction, so a poll killed midway leaves neither.
 
 The cloud is the registry's (providers/clouds.py ``eviction_rates_module``: Azure today);
 its adapter asks (providers/azure/eviction.py ``ask_eviction_rates``: the subscription is
@@ -26,6 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.core.places import Place
+from gpuopt.jobs.executors.crash_points import crash_point
 from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
 from gpuopt.policies.spot.signals import EVICTION_BUCKET_VALUE
 from gpuopt.providers.clouds import Cloud, eviction_rate_clouds, eviction_rates_reader
@@ -87,7 +89,9 @@ def poll_eviction_rates(store: Store, now: datetime, *,
     results = {}
     for cloud in eviction_rate_clouds():
         result = _poll(store, cloud, now, post, subscription)
-        record_poll(store, poll_name(cloud), status=result.status, error=result.error, at=now)
+        if result.status != "ok":  # an ok poll's row commits with its readings (_poll)
+            record_poll(store, poll_name(cloud), status=result.status, error=result.error,
+                        at=now)
         results[cloud.name] = result
     return results
 
@@ -96,6 +100,7 @@ def _poll(store: Store, cloud: Cloud, now: datetime,
           post: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None,
           subscription: str | None) -> EvictionPollResult:
     from gpuopt.orchestrator.store.availability import record_observations
+    from gpuopt.orchestrator.store.daemon_state import record_poll_on
 
     places = spot_places(store, cloud)
     if not places:
@@ -107,8 +112,13 @@ def _poll(store: Store, cloud: Cloud, now: datetime,
     if answer.status != "ok":
         return EvictionPollResult(answer.status, len(places), error=answer.error)
     seen = eviction_observations(places, answer.rates, now)
+    # One transaction: the poll's readings and its ok row commit together, or (killed,
+    # failed) neither does; the next poll then asks again.
     with store.transaction() as session:
         recorded = record_observations(session, seen)
+        record_poll_on(session.connection(), store.dialect, poll_name(cloud), status="ok",
+                       error=None, at=now)
+        crash_point("eviction-recorded")
     log.info("%s eviction rates: %d of %d spot places answered, %d new", cloud.name,
              len(seen), len(places), recorded)
     return EvictionPollResult("ok", len(places), recorded)

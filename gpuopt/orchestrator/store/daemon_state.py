@@ -87,12 +87,20 @@ def record_poll(
     store: Store, cloud: str, *, status: str, error: str | None, at: datetime
 ) -> None:
     """Record one poll of ``cloud``; ``last_ok_at`` only moves when ``status`` is ok."""
+    with store.engine.begin() as conn:
+        record_poll_on(conn, store.dialect, cloud, status=status, error=error, at=at)
+
+
+def record_poll_on(conn: Any, dialect: str, cloud: str, *, status: str, error: str | None,
+                   at: datetime) -> None:
+    """:func:`record_poll` on ``conn``, in its transaction (the caller commits): a poll
+    whose results are written in the same transaction commits with them, or not at all."""
     from sqlalchemy import case
 
     t = _polls()
     ok_at = at if status == "ok" else None
     error = error[:MAX_ERROR_CHARS] if error else None
-    stmt = dialect_insert(store.dialect, t).values(
+    stmt = dialect_insert(dialect, t).values(
         cloud=cloud, last_try_at=at, last_status=status, last_error=error, last_ok_at=ok_at
     )
     stmt = stmt.on_conflict_do_update(
@@ -103,8 +111,7 @@ def record_poll(
                                else_=t.c.last_ok_at),
         },
     )
-    with store.engine.begin() as conn:
-        conn.execute(stmt)
+    conn.execute(stmt)
 
 
 def list_polls(store: Store) -> list[PollInfo]:
