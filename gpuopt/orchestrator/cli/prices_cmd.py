@@ -151,6 +151,7 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
         ID,
         NUM,
         Col,
+        natural_width,
         print_table,
         short_market,
         table_width,
@@ -171,9 +172,13 @@ def _offer_table(offers: list[Offer], now: datetime, console: Console, wide: boo
 
     known = places or {}
     rows = rows_with(lambda o: where_label(o, known) or _where(o))
+    main = [i for i, c in enumerate(cols) if c.optional in (0, 1)]
+    # A "global" offer's label folded over two lines ("runpod (48 data / centres)") reads
+    # badly: its short form (runpod/48 DCs) when the table does not fit unwrapped.
+    if not wide and natural_width(cols, rows, main) > console.width:
+        rows = rows_with(lambda o: where_label(o, known, short=True) or _where(o))
     # A place too long to keep whole beside the instance type is shortened (aws/use1a)
     # rather than broken mid-word or the instance type dropped.
-    main = [i for i, c in enumerate(cols) if c.optional in (0, 1)]
     if not wide and table_width(cols, rows, main) > console.width:
         rows = rows_with(lambda o: where_label(o, known, short=True)
                          or short_place(o.cloud, o.region, o.zone))

@@ -73,6 +73,13 @@ def table_width(cols: Sequence[Col], rows: Sequence[Sequence[str]], keep: Sequen
     return sum(cols[i].needed(_cells(rows, i)) for i in keep) + GAP * max(len(keep) - 1, 0)
 
 
+def natural_width(cols: Sequence[Col], rows: Sequence[Sequence[str]],
+                  keep: Sequence[int]) -> int:
+    """The width the kept columns ``keep`` take with no cell wrapped."""
+    return sum(max((len(cols[i].header), *map(len, _cells(rows, i)))) for i in keep) \
+        + GAP * max(len(keep) - 1, 0)
+
+
 def choose_columns(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int,
                    wide: bool = False) -> list[int]:
     """Indexes of the columns shown at ``width``: optional ones dropped, highest first."""

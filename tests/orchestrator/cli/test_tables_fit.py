@@ -148,6 +148,28 @@ def test_prices_every_snapshot_offer(width: int, capsys: pytest.CaptureFixture[s
         assert "Standard_ND96amsr_A100_v4" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("width", [80, 200], indirect=True)
+def test_prices_runpod_global_rows_read_on_one_line(width: int,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpuopt prices --cloud runpod`: each row's place on its line, never folded
+    ("runpod (48 data" over "centres)"): its short form at 80 columns, whole when wider."""
+    from gpuopt.orchestrator.cli.console import out_console
+    from gpuopt.orchestrator.cli.prices_cmd import _offer_table
+    from gpuopt.providers.snapshot import load_snapshot
+
+    snap = load_snapshot()
+    offers = sorted((o for o in snap.offers if o.cloud == "runpod"),
+                    key=lambda o: o.price_per_gpu_hour)
+    _offer_table(offers, datetime(2026, 12, 1, tzinfo=UTC), out_console(), False, snap.places)
+    out = capsys.readouterr().out
+    _check(out, width, [f"{o.price_per_gpu_hour:.4f}" for o in offers]
+           + [o.instance_type for o in offers])
+    rows = out.splitlines()[2:]
+    assert len(rows) == len(offers)  # one line per offer: nothing folded
+    label = "runpod/48 DCs" if width == 80 else "runpod (48 data centres)"
+    assert sum(label in row for row in rows) >= len(offers) // 2, out
+
+
 @pytest.mark.parametrize("width", [80], indirect=True)
 def test_prices_history_snapshot_points(width: int, capsys: pytest.CaptureFixture[str]) -> None:
     from gpuopt.orchestrator.cli.console import out_console
