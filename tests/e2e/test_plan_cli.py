@@ -137,6 +137,8 @@ def test_runpod_runs_in_its_data_centres_or_the_one_the_job_names(tmp_path: Path
     assert best["data_centres"] == 48
     table = _run("plan", str(job), columns="140")
     assert "runpod (48 data centres)" in table.stdout
+    pick = next(x for x in table.stdout.splitlines() if x.startswith("Pick:"))
+    assert "in any of 48 RunPod data centres:" in pick and "global" not in pick, pick
     for regions, where in (("[EU-SE-2, US-GA-1]", ["SE", "EU-SE-2"]), ("[IS]", ["IS", None])):
         job.write_text(RUNPOD_ONLY % f", regions: {regions}", encoding="utf-8")
         res = _run("plan", str(job), "--json")
@@ -144,5 +146,6 @@ def test_runpod_runs_in_its_data_centres_or_the_one_the_job_names(tmp_path: Path
         best = json.loads(res.stdout)["candidates"][0]
         assert [best["region"], best["zone"]] == where
         assert best["data_centres"] is None and best["price_per_hour"] == 1.39
+        assert f"in runpod {where[1] or where[0]}:" in best["reason"], best["reason"]
     job.write_text(RUNPOD_ONLY % ", regions: [us-east-1]", encoding="utf-8")
     assert _run("plan", str(job), "--json").returncode != 0  # no RunPod place there

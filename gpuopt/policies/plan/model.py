@@ -83,6 +83,9 @@ class Candidate:
     reason: str = ""
     nodes: int = 1  # instances of ``offer`` held together (one cluster)
     fabric: Fabric | None = None  # what joins them (nodes > 1)
+    # where the offer runs when its region does not say: a "global" offer the job did not
+    # pin ('any of 48 RunPod data centres', policies/plan/places.py); '' otherwise
+    where: str = ""
 
     @property
     def price_per_hour(self) -> Decimal:

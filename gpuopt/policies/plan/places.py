@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+from gpuopt.providers.clouds import find_cloud
 from gpuopt.providers.offer import GLOBAL_REGION, Offer
 from gpuopt.providers.snapshot import Places
 
@@ -62,3 +63,14 @@ def where_label(o: Offer, places: Places, *, short: bool = False) -> str | None:
     if short:
         return f"{o.cloud}/{n} DC{'s' if n != 1 else ''}"
     return f"{o.cloud} ({n} data centre{'s' if n != 1 else ''})"
+
+
+def anywhere_label(o: Offer, places: Places) -> str:
+    """'any of 48 RunPod data centres' for a "global" offer the job did not pin (SkyPilot
+    picks among them); '' for any other offer (its region or zone says where)."""
+    n = len(places_of(o, places))
+    if not n:
+        return ""
+    entry = find_cloud(o.cloud)
+    name = entry.display_name if entry is not None else o.cloud
+    return f"any of {n} {name} data centre{'s' if n != 1 else ''}"

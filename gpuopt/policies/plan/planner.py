@@ -5,6 +5,7 @@ constraint that binds (exclusion.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 
@@ -32,7 +33,7 @@ from gpuopt.policies.plan.offers import (
     sold_counts,
     sold_fabrics,
 )
-from gpuopt.policies.plan.places import pin_to_regions
+from gpuopt.policies.plan.places import anywhere_label, pin_to_regions
 from gpuopt.policies.plan.reasons import budget_miss
 from gpuopt.policies.plan.search import Limits, SearchState, search
 from gpuopt.providers.hardware import GPUS
@@ -105,13 +106,18 @@ def limits_of(spec: JobSpec, ctx: PlacementContext, budget: Decimal | None,
         observed=ctx.observed_preemptions, defaults=ctx.default_preemptions)
 
 
-def ranked(state: SearchState, objective: Objective) -> list[Candidate]:
-    """The top N in the objective's order, each with its reason."""
-    rows = sorted((kept.candidate() for *_, kept in state.heap), key=objective.rank_key)
+def ranked(state: SearchState, objective: Objective,
+           place: Callable[[Candidate], Candidate] = lambda c: c) -> list[Candidate]:
+    """The top N in the objective's order, each placed (``place``: a "global" offer
+    pinned where the job asks, or labelled with its data centres) and with its reason,
+    which names that place."""
+    rows = [place(c) for c in sorted((kept.candidate() for *_, kept in state.heap),
+                                     key=objective.rank_key)]
     if not rows:
         return rows
     top = rows[0]
-    others = [k.candidate() for g, k in state.best_of_gpu.items() if g != top.offer.gpu]
+    others = [place(k.candidate()) for g, k in state.best_of_gpu.items()
+              if g != top.offer.gpu]
     return [replace(top, reason=objective.top_reason(top, others))] + [
         replace(c, reason=objective.versus_top(c, top)) for c in rows[1:]]
 
@@ -137,8 +143,9 @@ def plan_within(spec: JobSpec, index: OfferIndex, ctx: PlacementContext,
 
     def pinned(c: Candidate) -> Candidate:  # a "global" offer: the place the job named
         o = pin_to_regions(c.offer, regions, index.places)
-        return c if o is c.offer else replace(c, offer=o)
+        label = anywhere_label(o, index.places)  # not pinned: its data centres
+        return c if o is c.offer and label == c.where else replace(c, offer=o, where=label)
 
-    return Plan(tuple(pinned(c) for c in ranked(state, objective)), excluded, nearest,
+    return Plan(tuple(ranked(state, objective, pinned)), excluded, nearest,
                 tuple(pinned(k.candidate()) for k in state.frontier.cheapest_first()),
                 {m: pinned(kept.candidate()) for m, (*_, kept) in state.market_best.items()})

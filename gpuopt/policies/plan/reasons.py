@@ -31,10 +31,11 @@ def slower_than_top(c: Candidate, top: Candidate) -> str:
 
 
 def head_of(c: Candidate) -> str:
-    """'H100 x8 spot in aws us-east-1a', '2 nodes of H100 x8 ... over EFA 3200 Gbps'."""
+    """'H100 x8 spot in aws us-east-1a', '2 nodes of H100 x8 ... over EFA 3200 Gbps',
+    'H100 x1 on-demand in any of 48 RunPod data centres' (a "global" offer not pinned)."""
     o = c.offer
     over = f" over {c.fabric.label}" if c.fabric is not None and c.nodes > 1 else ""
-    return f"{c.shape} {o.market.value} in {o.cloud} {where(o)}{over}"
+    return f"{c.shape} {o.market.value} in {c.where or f'{o.cloud} {where(o)}'}{over}"
 
 
 def fastest_reason(top: Candidate) -> str:

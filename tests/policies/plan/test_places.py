@@ -6,7 +6,12 @@ from __future__ import annotations
 from gpuopt.policies.index import OfferIndex
 from gpuopt.policies.placement import plan_job
 from gpuopt.policies.plan.offers import offer_filter
-from gpuopt.policies.plan.places import matching_places, pin_to_regions, where_label
+from gpuopt.policies.plan.places import (
+    anywhere_label,
+    matching_places,
+    pin_to_regions,
+    where_label,
+)
 from tests.policies.plan.helpers import ctx, job, offer
 
 # RunPod's catalog names a country as the region and a data centre as the zone
@@ -60,6 +65,11 @@ def test_the_label_counts_the_data_centres_of_a_global_offer() -> None:
     assert where_label(_runpod(), _places(), short=True) == "runpod/4 DCs"
     assert where_label(_runpod(), {}) is None
     assert where_label(offer("L4", 1, "1"), _places()) is None
+    assert anywhere_label(_runpod(), _places()) == "any of 4 RunPod data centres"
+    assert anywhere_label(_runpod(), {}) == ""
+    assert anywhere_label(offer("L4", 1, "1"), _places()) == ""
+    one = {("runpod", _runpod().instance_type): CENTRES[:1]}
+    assert anywhere_label(_runpod(), one) == "any of 1 RunPod data centre"
 
 
 def test_a_plan_restricted_to_a_data_centre_places_the_runpod_offer_there() -> None:
@@ -72,8 +82,14 @@ def test_a_plan_restricted_to_a_data_centre_places_the_runpod_offer_there() -> N
     assert (best.offer.cloud, best.offer.region, best.offer.zone) == ("runpod", "US", "US-GA-1")
     # its on-demand price is still found (the next-attempt policy looks it up by region)
     assert index.on_demand_offer("runpod", "US", best.offer.instance_type) == _runpod()
+    # the pick's sentence names where it runs: the place pinned, or the data centres
+    assert best.reason.startswith("A100-80GB-PCIe x1 on-demand in runpod US-GA-1:"), best.reason
     free = plan_job(job(gpus), index, ctx()).best
     assert free is not None and (free.offer.region, free.offer.zone) == ("global", None)
+    assert free.reason.startswith("A100-80GB-PCIe x1 on-demand in any of 4 RunPod data centres:"), (
+        free.reason
+    )
+    assert "global" not in free.reason
     aws_only = plan_job(job(gpus + "  regions: [us-east-1]\n"), index, ctx()).best
     assert aws_only is not None and aws_only.offer.cloud == "aws"
     unknown = OfferIndex.build([_runpod(), aws])  # no places: the job's regions miss it
