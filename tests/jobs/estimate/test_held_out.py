@@ -18,7 +18,7 @@ ROWS = load_corpus()
 # target held out; SGLang's 4x H200 runs (median 1.29) and litgpt's generate rows
 # (1.22) are within x1.5 but above it (docs/estimates.md says why), and so are the
 # DeepSpeedExamples GPT-2 rows (1.27: jobs/estimate/step_passes.py); NeMo's 8x H100
-# rows are within it below the target (0.74: docs/estimates.md).
+# rows are within it below the target (0.83: docs/estimates.md).
 HELD_OUT = ("trtllm-perf-0.17", "vllm-issue-12330", "torchtitan-h100-2024-12")
 WITHIN_X15 = ("sglang-h200-datacrunch", "litgpt-resource-tables", "deepspeed-autotuning-hf",
               "nemo-perf-24.07")
