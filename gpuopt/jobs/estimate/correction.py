@@ -21,7 +21,8 @@ from gpuopt.jobs.spec import WorkloadSpec
 # Ridge penalty on each coefficient (log units, rows weighted 1): with few rows a
 # feature stays near 0, i.e. the physical model, rather than one source's value. The
 # penalty itself is chosen from RIDGE_GRID by leave-one-source-out error on the rows
-# being fitted (scoring.select_ridge); RIDGE is the fallback with a single source.
+# being fitted, by the one-standard-error rule (scoring.select_ridge); RIDGE is the
+# fallback with a single source.
 RIDGE = 1.0
 RIDGE_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 

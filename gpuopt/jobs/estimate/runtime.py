@@ -27,7 +27,7 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.estimate import correction, optimizer_step
+from gpuopt.jobs.estimate import correction, optimizer_step, step_passes
 from gpuopt.jobs.estimate.calibration import (
     Calibration,
     calibrated_memory,
@@ -211,10 +211,8 @@ def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
 
 def amp_fp32_gradients(workload: WorkloadSpec) -> bool:
     """Whether data parallel reduces fp32 gradients: HF Trainer's 16-bit training without
-    DeepSpeed (GRAD_BYTES_AMP_DDP)."""
-    return (workload.framework == "hf" and workload.method == "full"
-            and workload.keeps_master_weights and not workload.zero_stage
-            and not workload.fsdp and workload.stored_precision in ("fp16", "bf16"))
+    DeepSpeed (GRAD_BYTES_AMP_DDP; step_passes.amp_fp32_params)."""
+    return step_passes.amp_fp32_params(workload)
 
 
 def _comm_payload(arch: Architecture, workload: WorkloadSpec,
@@ -332,11 +330,14 @@ def step_share(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: i
                trainable: int, tps: float, nodes: int = 1) -> float:
     """The share of a step's time that forward, backward and their collectives take
     (1.0 when nothing else runs): the optimizer step (optimizer_step.optimizer_seconds,
-    not overlapped: it runs after the last gradient) and CPU offload's host-link copies
-    (host_link_seconds, overlapped with compute as collectives are, COMM_OVERLAP)."""
+    not overlapped: it runs after the last gradient), the stack's own passes over
+    parameters, gradients and widened activations (step_passes.pass_seconds, in series
+    with compute) and CPU offload's host-link copies (host_link_seconds, overlapped with
+    compute as collectives are, COMM_OVERLAP)."""
     step_tokens = workload.batch_size * workload.sequence_length * gpus
     step_s = step_tokens / tps
     opt_s = optimizer_step.optimizer_seconds(workload, gpu, trainable, gpus, nodes)
+    opt_s += step_passes.pass_seconds(arch, workload, gpu, gpus, trainable)
     host_s = optimizer_step.host_link_seconds(workload, gpu, trainable, arch.params, gpus)
     exposed = max(host_s - COMM_OVERLAP * step_s, (1 - COMM_OVERLAP) * host_s)
     return step_s / (step_s + opt_s + exposed)

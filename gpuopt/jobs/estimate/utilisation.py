@@ -58,6 +58,17 @@ EAGER_ATTENTION_BACKWARD = 2.0
 # range's middle). PyTorch SDPA's flash backend is FlashAttention-2.
 FA2_HOPPER_RELATIVE = 0.35 / 0.615
 HOPPER = frozenset({"H100", "H100-PCIe", "H100-NVL", "H200"})
+# Megatron-Core and NeMo (FUSED_STACKS) run attention through TransformerEngine's
+# DotProductAttention, which on sm90 drops FlashAttention-2 for cuDNN's fused attention
+# (F16_arbitrary_seqlen) "for performance reasons" when both can run: NVIDIA/
+# TransformerEngine transformer_engine/pytorch/attention.py since v1.2 (32db39288c62,
+# "Integrate cuDNN frontend v1 to fused attention"), the same at v1.8 (3ec998e96c82) and
+# v1.9, what NeMo 24.07's container runs. On H100, cuDNN's BF16 attention at head dim 128
+# runs ~1.6x FlashAttention-2's TFLOPS/s over sequences of 1k-16k, forward and backward:
+# Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608), Figs. 5-6: forward causal
+# 410-539 vs 260-335 (x1.58-1.62), forward non-causal 574-617 vs 350-370 (x1.61-1.70),
+# backward 408-518 vs 260-322 (x1.57-1.63).
+CUDNN_OVER_FA2_HOPPER = 1.6
 
 # The GPU the size curve was measured on.
 REFERENCE_GPU = "A100-80GB"
@@ -164,8 +175,12 @@ def executed_flops(arch: Architecture, workload: WorkloadSpec) -> tuple[float, f
 
 
 def attention_kernel_factor(gpu: GpuSpec, workload: WorkloadSpec) -> float:
-    """Flash attention's share of peak on ``gpu`` relative to the reference GPU's."""
+    """Flash attention's share of peak on ``gpu`` relative to the reference GPU's: on
+    Hopper, FlashAttention-2's, or cuDNN's fused attention under TransformerEngine
+    (CUDNN_OVER_FA2_HOPPER)."""
     if workload.flash_attention and gpu.name in HOPPER:
+        if workload.framework in FUSED_STACKS:
+            return FA2_HOPPER_RELATIVE * CUDNN_OVER_FA2_HOPPER
         return FA2_HOPPER_RELATIVE
     return 1.0
 

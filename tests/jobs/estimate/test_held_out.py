@@ -16,9 +16,12 @@ ROWS = load_corpus()
 # Scored here with coefficients fitted on every other source: TensorRT-LLM's table
 # (108 rows), the vLLM profile and torchtitan's training rows meet the issue's median
 # target held out; SGLang's 4x H200 runs (median 1.29) and litgpt's generate rows
-# (1.22) are within x1.5 but above it (docs/estimates.md says why).
+# (1.22) are within x1.5 but above it (docs/estimates.md says why), and so are the
+# DeepSpeedExamples GPT-2 rows (1.27: jobs/estimate/step_passes.py); NeMo's 8x H100
+# rows are within it below the target (0.83: docs/estimates.md).
 HELD_OUT = ("trtllm-perf-0.17", "vllm-issue-12330", "torchtitan-h100-2024-12")
-WITHIN_X15 = ("sglang-h200-datacrunch", "litgpt-resource-tables")
+WITHIN_X15 = ("sglang-h200-datacrunch", "litgpt-resource-tables", "deepspeed-autotuning-hf",
+              "nemo-perf-24.07")
 
 
 def test_the_corpus_has_provenance_for_every_row_and_several_sources() -> None:
@@ -63,16 +66,26 @@ def test_held_out_source_has_every_throughput_row_within_x15(source: str) -> Non
 
 def test_the_whole_corpus_held_out_meets_the_medians() -> None:
     # Every source scored with coefficients fitted without it: the issue's median
-    # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15); the rows more
-    # than 10% under and outside x1.5 are bounded at today's counts (0 of 55, 5 of
-    # 172; the target for both is 0: docs/estimates.md lists the five).
+    # targets hold overall (memory |err| <= 8%, throughput 0.85-1.15), no memory row is
+    # more than 10% under and every throughput row is within x1.5 (0 of 55, 0 of 172).
     scored = scoring.score(ROWS, held_out_fit=True)
     errors = [s.memory_error for s in scored if s.memory_error is not None]
     ratios = [s.throughput_ratio for s in scored if s.throughput_ratio is not None]
     assert statistics.median(abs(e) for e in errors) <= 0.08
     assert 0.85 <= statistics.median(ratios) <= 1.15
     assert sum(1 for e in errors if e < -0.10) == 0
-    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) <= 5
+    assert sum(1 for r in ratios if not 1 / 1.5 <= r <= 1.5) == 0
+
+
+def test_the_penalty_is_the_one_standard_error_choice_in_every_fold() -> None:
+    # The one-SE rule (scoring.select_ridge) picks the most regularised penalty within
+    # one standard error of the least leave-one-source-out error; by plain argmin the
+    # fold without NeMo chose 0.3 (1.66 mean error against 1.72 at 100, within the SE),
+    # the other folds 100. Now every fold and the whole corpus choose the same.
+    pool = scoring.samples(ROWS)
+    chosen = {held: scoring.select_ridge([s for s in pool if s.source != held])
+              for held in [None, *sorted({s.source for s in pool})]}
+    assert set(chosen.values()) == {fitted.RIDGE}, chosen
 
 
 def test_decode_at_large_batch_and_long_output_under_tp_is_not_far_too_fast() -> None:

@@ -8,7 +8,13 @@ import pytest
 
 from gpuopt.jobs.estimate import optimizer_step
 from gpuopt.jobs.estimate.runtime import estimate_runtime
-from gpuopt.jobs.estimate.utilisation import executed_flops, training_mfu
+from gpuopt.jobs.estimate.utilisation import (
+    CUDNN_OVER_FA2_HOPPER,
+    FA2_HOPPER_RELATIVE,
+    attention_kernel_factor,
+    executed_flops,
+    training_mfu,
+)
 from gpuopt.jobs.loader import parse_job_spec
 from gpuopt.jobs.spec import JobSpec
 from gpuopt.providers.hardware import GPUS
@@ -62,6 +68,21 @@ def test_a_fused_stack_keeps_its_mfu_on_h100() -> None:
         # (within the attention kernel's own H100 share: FA2_HOPPER_RELATIVE)
         assert (h100 == pytest.approx(a100, rel=0.05)) is same
         assert h100 <= a100 * 1.02
+
+
+def test_transformer_engine_stacks_run_cudnn_attention_on_hopper() -> None:
+    # NeMo / Megatron-Core: TransformerEngine picks cuDNN's fused attention on sm90,
+    # ~1.6x FlashAttention-2 there; other stacks run FlashAttention-2; on the A100 both
+    # are the reference's share
+    def factor(fw: str, gpu: str) -> float:
+        return attention_kernel_factor(GPUS[gpu], _job("llama-2-7b", f"  framework: {fw}\n"
+                                                      ).workload)
+
+    assert factor("hf", "H100") == pytest.approx(FA2_HOPPER_RELATIVE)
+    assert factor("nemo", "H100") == pytest.approx(FA2_HOPPER_RELATIVE * CUDNN_OVER_FA2_HOPPER)
+    assert factor("megatron", "H200") == factor("nemo", "H100")
+    assert factor("nemo", "A100-80GB") == factor("hf", "A100-80GB") == 1.0
+    assert factor("nemo", "H100") < 1.0  # cuDNN on H100: ~52% of the bf16 peak (causal)
 
 
 def test_the_optimizer_step_weighs_most_at_a_small_micro_batch_and_unsharded() -> None:
