@@ -32,6 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpuopt.providers.clouds import get_cloud
+from gpuopt.providers.gcp.skypilot_hosts import BUILT_IN
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.skypilot_catalog.files import catalog_files
 from gpuopt.providers.skypilot_catalog.parse import parse_catalog
@@ -140,26 +141,33 @@ def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
 # where the accelerator's cell is at or below its spot cell, or below the us-central1 cell
 # of the same count, or that us-central1 cell is itself at or below its spot cell; their
 # spot prices stay. (The snapshot's us-central1 A2 on-demand rows from the pricing page
-# are kept where the catalog's are left out.)
-UNLISTED_GCP_ACCELERATORS = ("A100", "A100-80GB")
+# are kept where the catalog's are left out.) The same commit's H200 x8 and H100-MEGA x8
+# rows (offsets 2,065,000-2,067,500, read 2026-12-04 for issue 28) have the same shape:
+# H200 36.60258 in five regions against us-central1's 74.49392, below its own spot cell in
+# four (asia-south1 38.7368); H100-MEGA 35.39149 in twelve zones against 82.75421.
+UNLISTED_GCP_ACCELERATORS = ("A100", "A100-80GB", "H200", "H100-MEGA")
 
 
 def _gcp_unlisted_on_demand(text: str) -> set[tuple[str, int, str]]:
-    """(accelerator, count, region) of the A100/A100-80GB on-demand cells not taken."""
+    """(accelerator, count, region) of the UNLISTED_GCP_ACCELERATORS on-demand cells not
+    taken. A row with no spot cell (H200 in asia-south2 and us-east5) is judged against
+    us-central1's cell alone."""
     import csv
     import io
 
-    cells: dict[tuple[str, int, str], tuple[Decimal, Decimal]] = {}
+    cells: dict[tuple[str, int, str], tuple[Decimal, Decimal | None]] = {}
     for row in csv.DictReader(io.StringIO(text)):
         if row["InstanceType"] or row["AcceleratorName"] not in UNLISTED_GCP_ACCELERATORS:
             continue
-        if row["Price"] and row["SpotPrice"]:
+        if row["Price"]:
             cells[(row["AcceleratorName"], int(float(row["AcceleratorCount"])),
-                   row["Region"])] = (Decimal(row["Price"]), Decimal(row["SpotPrice"]))
+                   row["Region"])] = (Decimal(row["Price"]),
+                                      Decimal(row["SpotPrice"]) if row["SpotPrice"] else None)
     out = set()
     for (acc, n, region), (price, spot) in cells.items():
         ref = cells.get((acc, n, "us-central1"))
-        if price <= spot or ref is None or ref[0] <= ref[1] or price < ref[0]:
+        if (spot is not None and price <= spot) or ref is None or price < ref[0] \
+                or (ref[1] is not None and ref[0] <= ref[1]):
             out.add((acc, n, region))
     return out
 
@@ -167,7 +175,9 @@ def _gcp_unlisted_on_demand(text: str) -> set[tuple[str, int, str]]:
 def _unlisted(o: Offer, unlisted: set[tuple[str, int, str]]) -> bool:
     if o.cloud != "gcp" or o.market is not Market.ON_DEMAND:
         return False
-    acc = {"A100-40GB": "A100"}.get(o.gpu, o.gpu)
+    # The catalog's accelerator name for the machine (a3-megagpu-8g: H100-MEGA, not H100).
+    acc = next((name for name, counts in BUILT_IN.items() for hosts in counts.values()
+                if o.instance_type in hosts), o.gpu)
     return (acc, o.gpu_count, o.region) in unlisted
 
 
@@ -193,8 +203,8 @@ def main() -> None:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
         places.update({(f.cloud, it): centres for it, centres in parsed.places.items()})
         print(f"{f.cloud}: {len(kept)} offers from {parsed.rows} rows"
-              + (f" ({len(parsed.offers) - len(kept)} A100 on-demand not list prices, "
-                 "left out)" if len(kept) < len(parsed.offers) else ""))
+              + (f" ({len(parsed.offers) - len(kept)} A100/H200/H100-MEGA on-demand not list "
+                 "prices, left out)" if len(kept) < len(parsed.offers) else ""))
     if recorded:
         have = {o.key for o in snap.offers} | set(new)
         for version, root in OLDER.items():

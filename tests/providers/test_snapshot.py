@@ -25,7 +25,7 @@ def test_snapshot_coverage() -> None:
     assert snap.as_of <= date.today()
     required = {
         "aws": {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"},
-        "gcp": {"T4", "L4", "A100-40GB", "A100-80GB", "H100"},  # GCP sells no A10G
+        "gcp": {"T4", "L4", "A100-40GB", "A100-80GB", "H100", "H200"},  # GCP sells no A10G
         # Azure sells no L4; its A10, A100 80GB PCIe and H100 NVL are their own rows.
         "azure": {"T4", "A10", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100", "H100-NVL"},
         "lambda": {"A10", "RTXA6000", "A100-40GB", "A100-80GB", "H100", "B200"},
@@ -34,6 +34,8 @@ def test_snapshot_coverage() -> None:
         # clouds priced from SkyPilot's catalog only (issue 28)
         "nebius": {"H100", "H200", "B200", "L40S"},
         "oci": {"A100-40GB", "A100-80GB", "H100", "H200", "B200", "L40S"},
+        # every Cudo GPU of the hardware table (catalogs/v8/cudo/vms.csv, the whole file)
+        "cudo": {"H100", "A100-80GB-PCIe", "L40S", "RTXA6000", "V100"},
     }
     per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in cloud_names()}
     for cloud, gpus in per_cloud.items():
