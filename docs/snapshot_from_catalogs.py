@@ -11,7 +11,15 @@ added up, zones kept where their prices differ, AWS spot per zone). A row read h
 replaces the snapshot's row for the same cloud/region/zone/instance type/market (the
 newer source wins); an AWS regional spot median the old builders wrote
 (docs/snapshot_catalog_spot_rows.py) goes where the same instance type and region now
-have per-zone rows. Every other row stays as it was.
+have per-zone rows. Every other row stays as it was, but for a catalog row of a GCP
+on-demand cell now left out as not a list price (below), which goes.
+
+GCP on-demand cells that are not list prices are left out (spot cells stay):
+A100/A100-80GB/H200/H100-MEGA ones at or below their spot cell or below us-central1's
+(UNLISTED_GCP_ACCELERATORS), and H100 ones below half the us-central1 list price a GPU of
+GCP's pricing page (BELOW_PAGE_GCP_ACCELERATORS: the flat 4.20076 a GPU of seven regions,
+us-central1's among them). Where us-central1's machine is left out, the pricing page's
+figure (GCP_PAGE_US_CENTRAL1) takes its place under the page's label.
 
 Each source keeps its own date (snapshot format 2): the date in its label ("as of
 2025-06-15" for a pricing page, "read 2026-12-03" for a catalog file). The catalog
@@ -32,6 +40,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpuopt.providers.clouds import get_cloud
+from gpuopt.providers.gcp.skypilot_hosts import BUILT_IN
 from gpuopt.providers.offer import Market, Offer
 from gpuopt.providers.skypilot_catalog.files import catalog_files
 from gpuopt.providers.skypilot_catalog.parse import parse_catalog
@@ -140,34 +149,94 @@ def _zonal_from_medians(snap_offers: tuple[Offer, ...], read_at: datetime,
 # where the accelerator's cell is at or below its spot cell, or below the us-central1 cell
 # of the same count, or that us-central1 cell is itself at or below its spot cell; their
 # spot prices stay. (The snapshot's us-central1 A2 on-demand rows from the pricing page
-# are kept where the catalog's are left out.)
-UNLISTED_GCP_ACCELERATORS = ("A100", "A100-80GB")
+# are kept where the catalog's are left out.) The same commit's H200 x8 and H100-MEGA x8
+# rows (offsets 2,065,000-2,067,500, read 2026-12-04 for issue 28) have the same shape:
+# H200 36.60258 in five regions against us-central1's 74.49392, below its own spot cell in
+# four (asia-south1 38.7368); H100-MEGA 35.39149 in twelve zones against 82.75421.
+UNLISTED_GCP_ACCELERATORS = ("A100", "A100-80GB", "H200", "H100-MEGA")
+# GCP's pricing pages, us-central1, list prices as of 2025-06-15, as issue 18's builder
+# recorded them: source s73 of providers/snapshot_data.json before commit 8d2b134
+# (`git show 8d2b134^:providers/snapshot_data.json`; the catalog row replaced it there).
+# a3-highgpu-8g is the only H100 machine that source priced on demand (1g/2g/4g: spot only).
+GCP_PAGE_LABEL = ("Google Cloud Compute Engine pricing pages (GPU pricing + machine family "
+                  "vCPU/memory), us-central1, list price as of 2025-06-15; n1 + GPU = "
+                  "n1-standard-N machine + attached GPUs")
+GCP_PAGE_US_CENTRAL1 = {"a3-highgpu-8g": Decimal("88.2522")}  # s73, 8d2b134^
+# The accelerators whose us-central1 catalog cell is itself not a list price, judged
+# against the pricing page instead: accelerator -> the machine whose page figure is the
+# reference. In commit 006059e0 the H100 on-demand cell is a flat 4.20076 a GPU (33.60609
+# for x8) in us-central1, us-west1, us-west4, asia-northeast1, asia-southeast1,
+# australia-southeast1 and northamerica-northeast2, while the page's us-central1 list less
+# the a3-highgpu-8g host row (9.46006) is 9.849 a GPU and the file's other 12 regions span
+# 9.79655 (us-east4) to 12.73552 (europe-west4), 1.30x: regional list prices differ by tens
+# of percent, not 2x. A cell below half the page's per-GPU figure is left out (spot stays).
+# Every other accelerator's cells span at most 1.61x (L4) but A100/A100-80GB/H200/H100-MEGA
+# (2.0-3.0x, handled above): none has the flat cell.
+BELOW_PAGE_GCP_ACCELERATORS = {"H100": "a3-highgpu-8g"}
 
 
 def _gcp_unlisted_on_demand(text: str) -> set[tuple[str, int, str]]:
-    """(accelerator, count, region) of the A100/A100-80GB on-demand cells not taken."""
+    """(accelerator, count, region) of the UNLISTED_GCP_ACCELERATORS on-demand cells not
+    taken. A row with no spot cell (H200 in asia-south2 and us-east5) is judged against
+    us-central1's cell alone."""
     import csv
     import io
 
-    cells: dict[tuple[str, int, str], tuple[Decimal, Decimal]] = {}
+    cells: dict[tuple[str, int, str], tuple[Decimal, Decimal | None]] = {}
     for row in csv.DictReader(io.StringIO(text)):
         if row["InstanceType"] or row["AcceleratorName"] not in UNLISTED_GCP_ACCELERATORS:
             continue
-        if row["Price"] and row["SpotPrice"]:
+        if row["Price"]:
             cells[(row["AcceleratorName"], int(float(row["AcceleratorCount"])),
-                   row["Region"])] = (Decimal(row["Price"]), Decimal(row["SpotPrice"]))
+                   row["Region"])] = (Decimal(row["Price"]),
+                                      Decimal(row["SpotPrice"]) if row["SpotPrice"] else None)
     out = set()
     for (acc, n, region), (price, spot) in cells.items():
         ref = cells.get((acc, n, "us-central1"))
-        if price <= spot or ref is None or ref[0] <= ref[1] or price < ref[0]:
+        if (spot is not None and price <= spot) or ref is None or price < ref[0] \
+                or (ref[1] is not None and ref[0] <= ref[1]):
             out.add((acc, n, region))
+    return out | _gcp_below_page(text)
+
+
+def _gcp_below_page(text: str) -> set[tuple[str, int, str]]:
+    """(accelerator, count, region) of the BELOW_PAGE_GCP_ACCELERATORS on-demand cells
+    below half the us-central1 pricing-page list a GPU: the page's machine price less the
+    file's us-central1 host row (none in the file: nothing taken off), per GPU."""
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    out = set()
+    for acc, machine in BELOW_PAGE_GCP_ACCELERATORS.items():
+        count = next(n for n, hosts in BUILT_IN[acc].items() if machine in hosts)
+        host = min((Decimal(r["Price"]) for r in rows if r["InstanceType"] == machine
+                    and r["Region"] == "us-central1" and r["Price"]), default=Decimal(0))
+        per_gpu = (GCP_PAGE_US_CENTRAL1[machine] - host) / count
+        for r in rows:
+            if not r["InstanceType"] and r["AcceleratorName"] == acc and r["Price"]:
+                n = int(float(r["AcceleratorCount"]))
+                if Decimal(r["Price"]) / n < per_gpu / 2:
+                    out.add((acc, n, r["Region"]))
     return out
+
+
+def _page_figures(dropped: list[Offer]) -> dict[tuple[str, str, str, str, str],
+                                                  tuple[Offer, str]]:
+    """The us-central1 pricing-page price of each machine whose catalog on-demand row is
+    left out, under the page's own label (so dated as of the page)."""
+    return {o.key: (replace(o, price_per_hour=GCP_PAGE_US_CENTRAL1[o.instance_type]),
+                    GCP_PAGE_LABEL)
+            for o in dropped if o.cloud == "gcp" and o.region == "us-central1"
+            and o.instance_type in GCP_PAGE_US_CENTRAL1}
 
 
 def _unlisted(o: Offer, unlisted: set[tuple[str, int, str]]) -> bool:
     if o.cloud != "gcp" or o.market is not Market.ON_DEMAND:
         return False
-    acc = {"A100-40GB": "A100"}.get(o.gpu, o.gpu)
+    # The catalog's accelerator name for the machine (a3-megagpu-8g: H100-MEGA, not H100).
+    acc = next((name for name, counts in BUILT_IN.items() for hosts in counts.values()
+                if o.instance_type in hosts), o.gpu)
     return (acc, o.gpu_count, o.region) in unlisted
 
 
@@ -181,20 +250,26 @@ def main() -> None:
     new: dict[tuple[str, str, str, str, str], tuple[Offer, str]] = {}
     # RunPod: the data centres each "global" row stands for (the rows read name them).
     places = dict(snap.places)
+    # (accelerator, count, region) of the GCP on-demand cells that are not list prices
+    unlisted: set[tuple[str, int, str]] = set()
     files, notes = catalog_files(args.catalog_dir)
     for note in notes:
         print(note)
     for f in files:
         text = f.path.read_text(encoding="utf-8")
         parsed = parse_catalog(get_cloud(f.cloud), text, str(f.path), read_at, "snapshot")
-        unlisted = _gcp_unlisted_on_demand(text) if f.cloud == "gcp" else set()
+        if f.cloud == "gcp":
+            unlisted |= _gcp_unlisted_on_demand(text)
         kept = [o for o in parsed.offers if not _unlisted(o, unlisted)]
         for o in kept:
             new[o.key] = (o, _label(f.cloud, o, COMMITS.get(f.cloud) if recorded else None))
+        page = _page_figures([o for o in parsed.offers if _unlisted(o, unlisted)])
+        new.update(page)
         places.update({(f.cloud, it): centres for it, centres in parsed.places.items()})
         print(f"{f.cloud}: {len(kept)} offers from {parsed.rows} rows"
-              + (f" ({len(parsed.offers) - len(kept)} A100 on-demand not list prices, "
-                 "left out)" if len(kept) < len(parsed.offers) else ""))
+              + (f" ({len(parsed.offers) - len(kept)} A100/A100-80GB/H100/H200/H100-MEGA "
+                 f"on-demand not list prices, left out; {len(page)} us-central1 pricing-page "
+                 "figures in their place)" if len(kept) < len(parsed.offers) else ""))
     if recorded:
         have = {o.key for o in snap.offers} | set(new)
         for version, root in OLDER.items():
@@ -216,6 +291,8 @@ def main() -> None:
     for o in snap.offers:
         if o.key in new:
             continue
+        if _unlisted(o, unlisted) and "skypilot-catalog" in snap.sources[o.key]:
+            continue  # a catalog row an earlier run wrote from a cell now left out
         if not get_cloud(o.cloud).placeable_zone(o.region, o.zone):
             continue  # a Local/Wavelength zone SkyPilot cannot place in (providers/aws/zones.py)
         if o.market is Market.SPOT and o.zone is None and \

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+import csv
 import re
 from collections import Counter
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 from gpuopt.providers.clouds import cloud_names
 from gpuopt.providers.hardware import GPUS
 from gpuopt.providers.integrity import offer_problems
 from gpuopt.providers.offer import Market
-from gpuopt.providers.snapshot import load_snapshot, snapshot_document
+from gpuopt.providers.snapshot import Snapshot, load_snapshot, snapshot_document
 from tests.providers.integrity import assert_offers_sane
 
 
@@ -25,7 +27,7 @@ def test_snapshot_coverage() -> None:
     assert snap.as_of <= date.today()
     required = {
         "aws": {"T4", "A10G", "L4", "A100-40GB", "A100-80GB", "H100"},
-        "gcp": {"T4", "L4", "A100-40GB", "A100-80GB", "H100"},  # GCP sells no A10G
+        "gcp": {"T4", "L4", "A100-40GB", "A100-80GB", "H100", "H200"},  # GCP sells no A10G
         # Azure sells no L4; its A10, A100 80GB PCIe and H100 NVL are their own rows.
         "azure": {"T4", "A10", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100", "H100-NVL"},
         "lambda": {"A10", "RTXA6000", "A100-40GB", "A100-80GB", "H100", "B200"},
@@ -34,6 +36,8 @@ def test_snapshot_coverage() -> None:
         # clouds priced from SkyPilot's catalog only (issue 28)
         "nebius": {"H100", "H200", "B200", "L40S"},
         "oci": {"A100-40GB", "A100-80GB", "H100", "H200", "B200", "L40S"},
+        # every Cudo GPU of the hardware table (catalogs/v8/cudo/vms.csv, the whole file)
+        "cudo": {"H100", "A100-80GB-PCIe", "L40S", "RTXA6000", "V100"},
     }
     per_cloud = {c: {o.gpu for o in snap.offers if o.cloud == c} for c in cloud_names()}
     for cloud, gpus in per_cloud.items():
@@ -177,6 +181,42 @@ def test_no_figure_is_an_estimate_and_every_label_cites_its_source() -> None:
     # the same cells, now read from the recorded catalog rows (docs/snapshot_catalogs)
     assert "catalogs/v8/gcp/vms.csv (commit 006059e0)" in snap.sources[g2.key]
     assert "host row + accelerator row" in snap.sources[g2.key]
+
+
+# The recorded rows of SkyPilot's GCP catalog the snapshot's GCP rows are read from.
+_GCP_ROWS = Path(__file__).parents[2] / "docs" / "snapshot_catalogs" / "v8" / "gcp" / "vms.csv"
+
+
+def _low_gcp_h100_on_demand(snap: Snapshot) -> list[tuple[str, str, str, str, str]]:
+    """GCP H100 machines whose on-demand price less their host row (the accelerator part,
+    as SkyPilot adds host + accelerator) is below half of us-central1's pricing-page list
+    a GPU (88.2522 for a3-highgpu-8g, less its host row)."""
+    with _GCP_ROWS.open(encoding="utf-8") as f:
+        hosts = {(r["InstanceType"], r["Region"]): Decimal(r["Price"])
+                 for r in csv.DictReader(f) if r["InstanceType"] and r["Price"]}
+    per_gpu = (Decimal("88.2522") - hosts[("a3-highgpu-8g", "us-central1")]) / 8
+    h100 = [o for o in snap.offers
+            if o.cloud == "gcp" and o.gpu == "H100" and o.market is Market.ON_DEMAND]
+    assert len(h100) >= 10
+    return [o.key for o in h100
+            if (o.price_per_hour - hosts[(o.instance_type, o.region)]) / o.gpu_count
+            < per_gpu / 2]
+
+
+def test_gcp_h100_on_demand_is_never_the_catalogs_flat_cell() -> None:
+    """The catalog's H100 on-demand cell is a flat 4.20076 a GPU in seven regions,
+    us-central1's among them: not a list price (the page's is 9.85 a GPU, the other regions'
+    cells 9.80-12.74). The snapshot once showed a3-highgpu-8g at 43.07/h there; us-central1
+    keeps the pricing page's 88.2522, the other flat regions have no on-demand row."""
+    snap = load_snapshot()
+    assert _low_gcp_h100_on_demand(snap) == []
+    key = ("gcp", "us-central1", "", "a3-highgpu-8g", "on-demand")
+    page = next(o for o in snap.offers if o.key == key)
+    assert page.price_per_hour == Decimal("88.2522")
+    assert "pricing page" in snap.sources[key] and "as of 2025-06-15" in snap.sources[key]
+    spot = {o.region for o in snap.offers if o.instance_type == "a3-highgpu-8g"
+            and o.market is Market.SPOT}
+    assert {"us-west1", "us-west4", "asia-northeast1"} <= spot  # their spot cells stay
 
 
 def test_no_reserved_row_without_a_published_rate() -> None:

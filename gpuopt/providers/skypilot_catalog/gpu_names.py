@@ -8,6 +8,8 @@ told apart by the GPU memory the row states and the instance type's PCIe/NVL mar
 
 from __future__ import annotations
 
+import re
+
 from gpuopt.providers.clouds import find_cloud
 from gpuopt.providers.hardware import GPUS, canonical_gpu
 
@@ -16,6 +18,11 @@ from gpuopt.providers.hardware import GPUS, canonical_gpu
 _VARIANTS = {"H100-MEGA": "H100"}
 _BARE = {"A100": {"A100-40GB", "A100-80GB", "A100-80GB-PCIe"},
          "H100": {"H100", "H100-PCIe", "H100-NVL"}}
+# An instance type's PCIe / NVL mark, as a word of its name: "A100_PCIE", "h100_pcie", and
+# Cudo's "intel-ice-lake-a100-pci" (catalogs/v8/cudo/vms.csv, commit 113567a7: its A100
+# PCIe machines in us-carlsbad-1; "epyc-genoa-a100-pcie" in no-kristiansand-1).
+_MARKS = ((re.compile(r"(?<![A-Z])NVL(?![A-Z])"), "-NVL"),
+          (re.compile(r"(?<![A-Z])PCIE?(?![A-Z])"), "-PCIe"))
 
 
 def _candidates(cloud: str, accelerator: str) -> set[str]:
@@ -46,8 +53,8 @@ def catalog_gpu(cloud: str, accelerator: str, memory_mib: float | None,
     if len(names) <= 1:
         return next(iter(names), None)
     marked = instance_type.upper()
-    for mark, suffix in (("NVL", "-NVL"), ("PCIE", "-PCIe")):
-        if mark in marked:
+    for mark, suffix in _MARKS:
+        if mark.search(marked):
             hit = {n for n in names if n.endswith(suffix)}
             if hit:
                 names = hit

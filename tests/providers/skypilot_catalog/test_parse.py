@@ -95,6 +95,7 @@ def test_gpu_names_by_cloud_memory_and_mark() -> None:
     cudo = {o.instance_type: o.gpu for o in _parse("cudo")}
     assert cudo["epyc-genoa-a100-pcie_1x2v4gb"] == "A100-80GB-PCIe"
     assert cudo["sapphire-rapids-h100_1x2v4gb"] == "H100"
+    assert cudo["intel-ice-lake-a100-pci_1x2v4gb"] == "A100-80GB-PCIe"  # "pci" marks PCIe
     lam = {o.instance_type: o.gpu for o in _parse("lambda")}
     assert lam["gpu_1x_a6000"] == "RTXA6000"
 
