@@ -11,9 +11,10 @@ Beside what launches and held spot tell (``history``), a daemon can see:
   Resource Graph ``SpotResources``, ``microsoft.compute/skuspotevictionrate/location``:
   "0-5", "5-10", "10-15", "15-20", "20+" percent per hour). Read as the chance
   ``1 - middle of the bucket`` (0.975 ... 0.775): a slow, coarse prior.
-- ``peer``: another job's spot in that place was preempted (chance 0) -- the daemon's
-  history is per place, so other jobs' preemptions land in it; this is the same fact
-  arriving late (another job's, seen at the next poll).
+- ``peer``: another job's spot in that place was preempted (chance 0) -- the daemon
+  stores observations per place, so other jobs' preemptions land beside the job's own;
+  this is the same fact arriving late (another job's, seen at the next poll). Without
+  signals the daemon's history leaves them out (observed_signals.own_history).
 
 A reading is ``(chance, age_s)``: the chance of spot now the signal implies and how long
 ago it was read. :func:`pooled_chance` mixes the history's own chance (a launch or a
