@@ -15,6 +15,10 @@ printing per configuration the mean cost as a multiple of the omniscient optimum
 single zone and several zones, and the deadline misses. Weight 0 everywhere is the
 ``launch-probe`` column. The best configuration is the lowest multi-zone ratio (signals
 change which zone is tried; one zone has nothing to rank), single zone breaking ties.
+
+These are in-sample figures (fitted and scored on the same windows);
+benchmarks/signal_weights_held_out.py runs the same procedure leaving one trace family
+out at a time and scores the weights on the family left out.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ BENCH_ARGS = {
     "plan_bench": [],
     "daemon_footprint": ["--seconds", "20", "--settle", "5"],
     "simulate_sweep": ["--starts", "60"],
+    "signal_weights_held_out": ["--starts", "30"],
 }
 
 
@@ -129,7 +130,28 @@ def _spot_sweep_summary() -> str:
     cols = head.count("|") - 1
     return ("\n".join([head, "|" + "---|" * cols, *rows]) + "\n\n"
             f"x the omniscient optimum (deadline misses); {header.strip().rstrip(':')}; "
-            "the whole output: docs/spot-policy.md.\n")
+            f"the whole output: docs/spot-policy.md.{_held_out_signals()}\n")
+
+
+def _held_out_signals() -> str:
+    """The signals' weights fitted on these traces: the stored held-out fit's figures
+    (benchmarks/signal_weights_held_out.py), multi-zone, as a sentence ("" if not run)."""
+    path = RESULTS / "signal_weights_held_out.txt"
+    if not path.exists():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    cmd = text.split("`")[1] if text.count("`") >= 2 else "benchmarks/signal_weights_held_out.py"
+    cells = []
+    for line in text.splitlines():
+        row = [c.strip() for c in line.strip("|").split("|")]
+        if len(row) == 7 and row[1] == "multi-zone":
+            cells.append(f"{row[0]}: {row[4]} in sample, {row[6]} held out "
+                         f"({row[3]} without signals)")
+    if not cells:
+        return ""
+    return (" The signals' weights are fitted on these traces; fitted leaving out each "
+            f"trace family in turn and scored on it (`{cmd}`, its own windows), "
+            f"multi-zone `launch-probe+signals`: {'; '.join(cells)}.")
 
 
 GENERATORS: dict[str, Callable[[], str]] = {

@@ -226,8 +226,9 @@ class SpotConfig(_Section):
     probe_seconds: float = Field(default=DEFAULT_PROBE_S, ge=0, le=86_400)
     # Read the clouds' capacity signals (placement scores, offers listed or gone, Azure's
     # eviction rates, other jobs' preemptions) as weighted evidence, as the replay's
-    # ``launch-probe+signals`` does (policies/spot/observed_signals.py); false: today's
-    # history (an unlisted offer and another job's preemption are unavailable ticks).
+    # ``launch-probe+signals`` does (policies/spot/observed_signals.py); false: the job's
+    # own launches, failures, preemptions and releases (and an unlisted offer as
+    # unavailable ticks); other jobs' are a signal, switched off (not read at all).
     signals: bool = False
     # How often the daemon asks Azure Resource Graph for the spot eviction rates of the
     # Azure spot sizes it has prices for (when Azure is polled); 0: never. Once a day, as

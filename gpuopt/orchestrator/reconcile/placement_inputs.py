@@ -262,19 +262,30 @@ def decide_placement(
 
         with store.session() as session:
             seen = load_observations(session, planned.spot_places, job.submitted_at)
+        own = own_observations(attempts)
         signals = None
         if settings.spot.signals:  # the job's own apart: others' preemptions are signals
-            signals = signal_inputs(store, own_observations(attempts))
-        else:
-            for place, ob in own_observations(attempts):
-                if place in seen:
-                    seen[place].append(ob)
+            signals = signal_inputs(store, own)
+        else:  # the job's own only: other jobs' launches and ends are signals, off
+            seen = own_only(seen, own)
         spot = SpotPolicyInputs(
             policy=settings.placement.spot_policy,
             tick_s=settings.daemon.reconcile_interval / timedelta(seconds=1),
             restart_overhead_s=settings.placement.restart_overhead / timedelta(seconds=1),
             observations=seen, probe_s=probe_s, signals=signals)
     return decide_next_attempt(spec, tick.index, planned, so_far, spot)
+
+
+def own_only(seen: Mapping[SpotPlace, Sequence[Observed]],
+             own: Sequence[tuple[SpotPlace, Observed]]) -> dict[SpotPlace, list[Observed]]:
+    """Each place's stored observations without other jobs' launches and ends, with the
+    job's own (``own``, from its attempts) added (observed_signals.own_history)."""
+    from gpuopt.policies.spot.observed_signals import own_history
+
+    mine: dict[SpotPlace, list[Observed]] = {}
+    for place, ob in own:
+        mine.setdefault(place, []).append(ob)
+    return {place: own_history(obs, mine.get(place, [])) for place, obs in seen.items()}
 
 
 def signal_inputs(store: Store, own: Sequence[tuple[SpotPlace, Observed]]) -> SignalInputs:

@@ -97,6 +97,20 @@ def others_of(stored: Sequence[Observed], own: Sequence[Observed]) -> list[Obser
             and not (o.kind is K.LAUNCH_OK and own_launch(o.at))]
 
 
+# What a launch tells of a place: launches and the ends of what they held.
+_HOLD_KINDS = frozenset({K.LAUNCH_OK, *_ENDS})
+
+
+def own_history(stored: Sequence[Observed], own: Sequence[Observed]) -> list[Observed]:
+    """Without ``[spot] signals``: what the history folds of one place, the job's own
+    launches, failures, preemptions and releases (``own``, and the stored ones that are
+    the job's, :func:`others_of`) and the polls' observations (the offer listing, the
+    placement score). Another job's launch, failure, preemption or release there is the
+    ``peer`` signal: switched off, it is no tick and ends none of the job's holds."""
+    theirs = {o for o in others_of(stored, own) if o.kind in _HOLD_KINDS}
+    return [*(o for o in stored if o not in theirs), *own]
+
+
 def _newest(obs: Sequence[Observed], kind: ObservationKind, until: datetime) -> Observed | None:
     found = [o for o in obs if o.kind is kind and o.at <= until]
     return max(found, key=lambda o: o.at) if found else None

@@ -7,7 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 from gpuopt.core.places import Place
 from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace, fold_history
-from gpuopt.policies.spot.observed_signals import fold_history_with_signals, others_of
+from gpuopt.policies.spot.observed_signals import (
+    fold_history_with_signals,
+    others_of,
+    own_history,
+)
 from gpuopt.policies.spot.signals import NO_SIGNALS, Reading
 
 K = ObservationKind
@@ -55,6 +59,35 @@ def test_another_jobs_preemption_is_a_peer_reading_and_never_ends_the_jobs_own_h
     assert got.locations[0].observed_s == 1800.0  # every tick of the hold
     assert got.signals_of(0).peer == Reading(0.0, 1200.0)
     assert got.signals_of(1) == NO_SIGNALS
+
+
+def test_another_jobs_preemption_with_signals_off_leaves_the_jobs_history_unchanged(
+        ) -> None:
+    """A second job preempted (and failing to launch) in the place this job holds:
+    without signals the history is this job's own launches only; with them the
+    preemption is a ``peer`` reading and the hold goes on either way."""
+    own = {A: [Observed(at(0), K.LAUNCH_OK)]}
+    stored = {A: [Observed(at(0), K.LAUNCH_OK), Observed(at(600), K.PREEMPTED),
+                  Observed(at(650), K.CAPACITY_FAILURE)],
+              B: [Observed(at(300), K.LAUNCH_OK), Observed(at(900), K.PREEMPTED)]}
+    alone = fold_history([own[A], []], START, at(1500), TICK)
+    off = fold_history([own_history(stored[A], own[A]), own_history(stored[B], [])],
+                       START, at(1500), TICK)
+    assert off == alone
+    assert off.locations[0].available is True and off.locations[0].known_now
+    assert off.locations[1].available is None  # the other job's spot in B: no tick
+    merged = fold_history([[*stored[A], *own[A]], stored[B]], START, at(1500), TICK)
+    assert merged != alone  # read as the job's own, the preemption ended its hold
+    on = _fold(stored, own, 1500)
+    assert on.signals_of(0).peer == Reading(0.0, 1200.0)
+    assert on.signals_of(1).peer == Reading(0.0, 900.0)
+    assert on.locations[0].observed_s == alone.locations[0].observed_s == 1800.0
+
+
+def test_the_polls_observations_stay_in_the_history_without_signals() -> None:
+    stored = [Observed(at(0), K.OFFER_GONE), Observed(at(0), K.PLACEMENT_SCORE, 4),
+              Observed(at(300), K.LAUNCH_OK)]
+    assert own_history(stored, []) == stored[:2]
 
 
 def test_the_jobs_own_preemption_is_a_tick_not_a_peer() -> None:
