@@ -86,6 +86,16 @@ def _held_out_accuracy() -> str:
     return str(mod.report()) + "\n"
 
 
+def _held_out_summary() -> str:
+    """The README's short form of the held-out table: the per-framework table and the
+    closing line of `benchmarks/estimate_accuracy.py`'s report (the whole: docs/estimates.md)."""
+    lines = _held_out_accuracy().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next(i for i in range(first, len(lines)) if not lines[i].startswith("|"))
+    last = next(line for line in reversed(lines) if line.startswith("Held-out"))
+    return "\n".join([lines[0], "", *lines[first:end], "", last]) + "\n"
+
+
 def _snapshot() -> str:
     from gpuopt.providers.snapshot import load_snapshot
 
@@ -159,6 +169,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "memory-calibration": _memory_calibration,
     "runtime-calibration": _runtime_calibration,
     "held-out-accuracy": _held_out_accuracy,
+    "held-out-summary": _held_out_summary,
     "snapshot": _snapshot,
     **{f"bench-{name}": _bench(name) for name in BENCH_ARGS},
 }
