@@ -218,8 +218,9 @@ class AutoPolicy:
                 if self._ahead_s(obs, 2 * d + obs.tick_s) >= -TIME_TOLERANCE_S and \
                         self._worth_trying_from_on_demand(obs, target, chance):
                     return target
-            elif self._ahead_s(obs, 0.0) >= -TIME_TOLERANCE_S or \
-                    (obs.probe_s is None and self._worth_trying(obs, target, chance)):
+            elif self._ahead_s(obs, 0.0) >= -TIME_TOLERANCE_S or (
+                    self._worth_trying(obs, target, chance)
+                    and (obs.probe_s is None or self._launch_beats_probing(obs, chance))):
                 return target
         return self._without_spot(obs, held)
 
@@ -268,6 +269,29 @@ class AutoPolicy:
         od = float(obs.on_demand_price) / 3600.0
         back = (restarts - 1) * obs.restart_overhead_s * (od + lam)
         return chance * (gain - back) > (1.0 - chance) * lam * obs.tick_s
+
+    def _launch_beats_probing(self, obs: Observation, chance: float) -> bool:
+        """From nothing behind the uniform line, when a launch from a held attempt would
+        be a probe: launching now beats on-demand-then-probing.
+
+        Both ways end on the same spot restart once spot is found. Launching pays, per
+        failure, a tick of slack; each failure is followed by another try, so
+        (1 - p) / p lost ticks are expected. On-demand pays its restart (money and
+        slack) for sure and, per failed probe, a tick of on-demand instead of spot (the
+        discount, no slack). So launch iff
+        (1 - p) x tick x (slack value - discount) < p x d x (on-demand + slack value):
+        where slack is worth no more than the discount, a failed launch costs less than
+        the on-demand tick a failed probe keeps, and launching always wins."""
+        assert obs.probe_s is not None
+        od = float(obs.on_demand_price) / 3600.0
+        sp = float(min(obs.spot_prices)) / 3600.0
+        lam = self._slack_value_per_s(obs)
+        d = obs.restart_overhead_s
+        p = probe_tick(obs.tick_s, obs.probe_s, d, 0.0)
+        switch = max(p.new_overhead_s - p.old_gain_s, 0.0)
+        launch = (1.0 - chance) * obs.tick_s * lam + chance * d * (sp + lam)
+        probing = chance * (d + switch) * (od + lam)
+        return launch < probing
 
     def _worth_trying_from_on_demand(self, obs: Observation, target: Hold,
                                      chance: float) -> bool:

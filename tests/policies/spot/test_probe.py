@@ -202,3 +202,31 @@ def test_auto_waits_to_probe_for_a_spell_old_enough_to_be_worth_the_switch() -> 
     assert probe_is_safe(soon, spot(0)) and probe_is_safe(later, spot(0))
     assert policy.decide(soon) == ON_DEMAND
     assert policy.decide(later) == spot(0)
+
+
+def test_auto_relaunches_after_a_preemption_when_a_failure_costs_less_than_on_demand() -> None:
+    """Two zones, the job behind its line, its spot in zone 0 just preempted (nothing
+    held, so a launch is no probe). Zone 1, last seen up a tick ago in long spells, is
+    likely there: a direct launch (a tick of slack lost only if it fails) beats on-demand
+    then a probe (an on-demand restart for sure, then the switch). Zone 1 last seen
+    down in long outages is likely not: on-demand, whose probes fail for free."""
+    from gpuopt.policies.spot.signals import OFF
+
+    def preempted(zone1_up: bool) -> Observation:
+        h = AvailabilityHistory.empty(2)
+        for _ in range(36):
+            h = h.observe([True, zone1_up], 600)
+        h = h.observe([False, None], 600)
+        now = 37
+        return Observation(
+            elapsed_s=now * 600.0, deadline_s=312 * 600.0, task_s=288 * 600.0,
+            work_done_s=now * 600.0 - 3600, restart_overhead_s=360.0, overhead_left_s=0.0,
+            holding=NOTHING, spot_available=(False, True),
+            spot_prices=(Decimal("0.9731"),) * 2, on_demand_price=Decimal("3.06"),
+            tick_s=600.0, history=h, spot_known=(True, False), probe_s=DEFAULT_PROBE_S)
+
+    policy = AutoPolicy(signal_weights=OFF)
+    likely, unlikely = preempted(True), preempted(False)
+    assert policy._ahead_s(likely, 0.0) < 0 and is_safe(likely, NOTHING)
+    assert policy.decide(likely) == spot(1)
+    assert policy.decide(unlikely) == ON_DEMAND
