@@ -40,6 +40,8 @@ BENCH_ARGS = {
     "plan_bench": [],
     "daemon_footprint": ["--seconds", "20", "--settle", "5"],
     "simulate_sweep": ["--starts", "60"],
+    "simulate_synthetic": [],
+    "online_reference": [],
 }
 
 

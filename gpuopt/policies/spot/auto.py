@@ -49,7 +49,18 @@ is no longer safe to keep is left for on-demand (a failed probe would keep it). 
 nothing behind the uniform line, a launch is no longer gambled against a lost tick of
 slack: on-demand keeps the job on the line and its probes look for spot for free
 (measured on the shared traces, 4 starts per set at 52 h: all zones 1.127x -> 1.087x
-the optimum, one zone 1.047x -> 1.045x).
+the optimum, one zone 1.047x -> 1.045x). That holds while a failed launch is the
+dearer way to look: right after a preemption among several zones likely to have spot
+(short spells, many zones up), going on-demand pays an on-demand restart for sure and
+then the probe's switch, two restarts per spell where the tick model pays one, while a
+direct launch loses a tick of slack only if it fails. So from nothing behind the line
+the best guess is launched when its expected cost -- (1 - chance) x a tick of slack,
+plus the spot restart -- is below on-demand-then-probe's: an on-demand restart and the
+switch, in money and slack (``_launch_beats_probing``). Synthetic Markov traces, 3
+zones, 52 h (benchmarks/simulate_synthetic.py): flicker 1.467x -> 1.450x the optimum
+(uniform-progress-zones 1.453x), hourly churn 1.228x -> 1.220x, scarce 1.131x ->
+1.144x; shared traces at 60 starts per set: one zone 1.046x unchanged, several zones
+1.087x -> 1.089x.
 
 What a probe would find is priced by the age of that spell (``estimates.found_spell_s``),
 not as a spell starting now: right after a failed probe a found spell has just begun; the
@@ -272,16 +283,16 @@ class AutoPolicy:
 
     def _launch_beats_probing(self, obs: Observation, chance: float) -> bool:
         """From nothing behind the uniform line, when a launch from a held attempt would
-        be a probe: launching now beats on-demand-then-probing.
+        be a probe: launching now beats on-demand-then-probing (per spot found, times
+        the chance p of finding it at one try).
 
-        Both ways end on the same spot restart once spot is found. Launching pays, per
-        failure, a tick of slack; each failure is followed by another try, so
-        (1 - p) / p lost ticks are expected. On-demand pays its restart (money and
-        slack) for sure and, per failed probe, a tick of on-demand instead of spot (the
-        discount, no slack). So launch iff
-        (1 - p) x tick x (slack value - discount) < p x d x (on-demand + slack value):
-        where slack is worth no more than the discount, a failed launch costs less than
-        the on-demand tick a failed probe keeps, and launching always wins."""
+        Launching: a failure loses a tick of slack, (1 - p) x tick x slack value; a
+        success pays the spot restart, p x d x (spot + slack value). On-demand first:
+        its restart for sure, then the probe's switch (the new instance's overhead less
+        the overlap's work, ``probe_tick``) once a probe finds spot, both at on-demand's
+        price and slack: p x (d + switch) x (on-demand + slack value). A failed probe
+        adds nothing on that side: the tick of on-demand it keeps is work the job,
+        behind its line, would otherwise do on on-demand later, and costs no slack."""
         assert obs.probe_s is not None
         od = float(obs.on_demand_price) / 3600.0
         sp = float(min(obs.spot_prices)) / 3600.0
