@@ -41,6 +41,8 @@ BENCH_ARGS = {
     "daemon_footprint": ["--seconds", "20", "--settle", "5"],
     "simulate_sweep": ["--starts", "60"],
     "signal_weights_held_out": ["--starts", "30"],
+    "simulate_synthetic": [],
+    "online_reference": [],
 }
 
 
