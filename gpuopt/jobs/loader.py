@@ -144,6 +144,11 @@ def _stated_inputs(spec: JobSpec, purpose: Purpose | None,
             out.append((("workload", "lora_targets"),
                         f"{', '.join(bad)}: not a module of {arch.name}; its linear modules "
                         f"are {', '.join(module_names(arch))} (or all-linear)"))
+    if w.type == "finetune" and w.model_parallel > 1:
+        from gpuopt.jobs.parallelism import parallel_problems
+
+        out.extend((("workload", field), why)
+                   for field, why in parallel_problems(spec.resolved_model(), w))
     if now is not None and isinstance(spec.deadline, datetime) and spec.deadline <= now:
         out.append((("deadline",), f"{spec.deadline.isoformat()} is already past (it is "
                     f"{now.astimezone(UTC).isoformat(timespec='seconds')} now)"))

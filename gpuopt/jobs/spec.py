@@ -347,6 +347,17 @@ class WorkloadSpec(_Strict):
     torch_compile: bool = False
     zero_stage: int = Field(default=0, ge=0, le=3)
     fsdp: bool = False
+    # Model parallelism for training, as Megatron-LM / NeMo and torchtitan run it
+    # (jobs/estimate/parallel.py): tensor parallel (Shoeybi et al. 2019, with sequence
+    # parallelism), pipeline parallel (1F1B, Narayanan et al. 2021) and context parallel
+    # (ring attention) degrees; the GPUs a plan uses are a multiple of their product,
+    # the rest data parallel. gradient_accumulation: micro-batches of `batch_size`
+    # sequences per optimizer step on each data-parallel replica (Megatron's
+    # global batch / (micro batch x data parallel)).
+    tensor_parallel: int = Field(default=1, ge=1, le=64)
+    pipeline_parallel: int = Field(default=1, ge=1, le=1024)
+    context_parallel: int = Field(default=1, ge=1, le=1024)
+    gradient_accumulation: int = Field(default=1, ge=1, le=1_000_000)
     tokens: TokenCount | None = None
     epochs: float | None = Field(default=None, gt=0, le=10_000)
     dataset_tokens: TokenCount | None = None
@@ -417,7 +428,8 @@ class WorkloadSpec(_Strict):
                           "gradient_checkpointing", "zero_stage", "fsdp", "tokens", "epochs",
                           "dataset_tokens", "framework", "loss", "master_weights",
                           "optimizer_in_backward", "offload", "torch_compile",
-                          "framework_version"} & set_
+                          "framework_version", "tensor_parallel", "pipeline_parallel",
+                          "context_parallel", "gradient_accumulation"} & set_
             if train_only:
                 raise ValueError(f"{', '.join(sorted(train_only))} only apply to type: finetune")
             missing = [k for k in ("prompt_tokens", "output_tokens") if getattr(self, k) is None]
@@ -434,6 +446,14 @@ class WorkloadSpec(_Strict):
             raise ValueError(f"{', '.join(sorted(infer_only))} only apply to type: inference")
         if self.zero_stage and self.fsdp:
             raise ValueError("choose zero_stage or fsdp: true, not both")
+        cp = self.context_parallel
+        if cp > 1 and self.sequence_length % (2 * cp):
+            # ring attention balances the causal mask by giving each rank two of 2 x cp
+            # chunks (TransformerEngine's context parallel: "Sequence length per GPU
+            # needs to be divisible by 2"; torchtitan's round-robin load balancer)
+            raise ValueError(f"context_parallel: {cp} splits each sequence into {2 * cp} "
+                             f"chunks: seq_len ({self.sequence_length}) must be a multiple "
+                             f"of {2 * cp}")
         if self.offload == "params" and not (self.fsdp or self.zero_stage == 3):
             raise ValueError("offload: params needs sharded parameters: fsdp: true or "
                              "zero_stage: 3")
@@ -478,6 +498,11 @@ class WorkloadSpec(_Strict):
     def compute_precision(self) -> str:
         """The precision the matmuls run at (see memory/weights.compute_precision)."""
         return _compute_precision(self.weight_precision)
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs one data-parallel replica spans: tensor x pipeline x context parallel."""
+        return self.tensor_parallel * self.pipeline_parallel * self.context_parallel
 
     @property
     def checkpointing(self) -> str:

@@ -130,18 +130,13 @@ def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Lay
     """The ways to run the job on ``count`` GPUs of one node.
 
     Fine-tuning: data parallel over all of them (ZeRO/FSDP shard the states over them, plain
-    DDP keeps a replica per GPU). Inference: tensor parallel over ``shard`` GPUs (the
+    DDP keeps a replica per GPU), each replica over the job's tensor x pipeline x
+    context parallel GPUs: none when ``count`` is not a multiple of them. Inference: tensor parallel over ``shard`` GPUs (the
     attention heads must split evenly, as vLLM and Megatron require) x count / shard
     independent replicas, for every such split.
     """
     if workload.type == "finetune":
-        if count == 1:
-            name = "1 GPU"
-        elif workload.fsdp:
-            name = "FSDP"
-        else:
-            name = f"ZeRO-{workload.zero_stage}" if workload.zero_stage else "DDP"
-        return (Layout(count, 1, name),)
+        return _training_layouts(workload, count)
     out: list[Layout] = []
     for tp in range(1, count + 1):
         if count % tp or arch.heads % tp:
@@ -151,6 +146,24 @@ def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Lay
             f"{reps} replicas" if reps > 1 else "1 GPU")
         out.append(Layout(tp, reps, name))
     return tuple(out)
+
+
+def _training_layouts(workload: WorkloadSpec, count: int) -> tuple[Layout, ...]:
+    mp = workload.model_parallel
+    if count % mp:
+        return ()
+    model = " ".join(f"{k}{d}" for k, d in (("TP", workload.tensor_parallel),
+                                           ("PP", workload.pipeline_parallel),
+                                           ("CP", workload.context_parallel)) if d > 1)
+    if count == 1:
+        name = "1 GPU"
+    elif workload.fsdp:
+        name = "FSDP"
+    else:
+        name = f"ZeRO-{workload.zero_stage}" if workload.zero_stage else "DDP"
+    if model:
+        name = model if count == mp else f"{name} x{count // mp} {model}"
+    return (Layout(count, 1, name),)
 
 
 def candidate_counts(arch: Architecture, workload: WorkloadSpec, max_gpus: int) -> tuple[int, ...]:
@@ -165,7 +178,13 @@ def candidate_counts(arch: Architecture, workload: WorkloadSpec, max_gpus: int) 
     counts = [c for c in GPU_COUNTS if c <= max_gpus]
     if workload.type == "inference":
         counts = [c for c in counts if arch.heads % c == 0]
-    return tuple(counts) or (1,)
+        return tuple(counts) or (1,)
+    # tensor x pipeline x context parallel: multiples of their product; without
+    # ZeRO/FSDP more replicas hold no less each, so only the smallest
+    counts = [c for c in counts if c % workload.model_parallel == 0]
+    if not (workload.fsdp or workload.zero_stage):
+        counts = counts[:1]
+    return tuple(counts)
 
 
 def smallest_fit(

@@ -27,7 +27,7 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from gpuopt.jobs.architectures import Architecture
-from gpuopt.jobs.estimate import correction, optimizer_step, step_passes
+from gpuopt.jobs.estimate import correction, optimizer_step, parallel, step_passes
 from gpuopt.jobs.estimate.calibration import (
     Calibration,
     calibrated_memory,
@@ -224,19 +224,22 @@ def _comm_payload(arch: Architecture, workload: WorkloadSpec,
     grad_bytes = GRAD_BYTES_AMP_DDP if amp_fp32_gradients(workload) else 2.0
     grad_bytes *= trainable
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
-        # reduce-scatter the gradients; all-gather the 16-bit parameters in forward and
-        # again in backward (ZeRO-3 / FSDP FULL_SHARD)
-        return grad_bytes + 2 * 2.0 * arch.params, 1.0
+        # reduce-scatter the gradients once per optimizer step; all-gather the 16-bit
+        # parameters in forward and again in backward of every micro-batch (ZeRO-3 /
+        # FSDP FULL_SHARD reshard after forward)
+        gathers = 2 * 2.0 * arch.params * workload.gradient_accumulation
+        return grad_bytes + gathers, 1.0
     return grad_bytes, 2.0  # ring all-reduce = reduce-scatter + all-gather
 
 
 def _comm_bytes_per_gpu_step(arch: Architecture, workload: WorkloadSpec, gpus: int,
                              trainable: int | None = None) -> float:
-    """Bytes each GPU sends per optimizer step inside one node (ring collectives)."""
+    """Bytes each GPU sends per optimizer step inside one node (ring collectives) among
+    the ``gpus`` that hold the same part of the model (its share: parallel.param_share)."""
     if gpus <= 1:
         return 0.0
     payload, factor = _comm_payload(arch, workload, trainable)
-    return factor * (gpus - 1) / gpus * payload
+    return factor * (gpus - 1) / gpus * payload * parallel.param_share(arch, workload)
 
 
 def link_one_way_gbps(gpu: GpuSpec) -> float:
@@ -254,14 +257,22 @@ def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus:
     share of the node's fabric (so the node's fabric moves ``factor x (N-1)/N x
     payload``), then inside the node again (counted in the first term's factor)."""
     per_node = gpus // nodes
-    intra = _comm_bytes_per_gpu_step(arch, workload, per_node, trainable) / (
+    split = workload.tensor_parallel * workload.pipeline_parallel  # ranks of one model copy
+    intra = _comm_bytes_per_gpu_step(arch, workload, max(1, per_node // split), trainable) / (
         link_one_way_gbps(gpu) * 1e9 * LINK_EFFICIENCY)
     if nodes <= 1:
         return intra
     if fabric is None:
         raise ValueError("a multi-node estimate needs the instances' fabric")
     payload, factor = _comm_payload(arch, workload, trainable)
-    inter = factor * (nodes - 1) / nodes * payload / (fabric.bytes_per_s * LINK_EFFICIENCY)
+    # a copy of the model spans ceil(split / per_node) nodes; the node's fabric carries
+    # the part of it the node holds, among the nodes holding the same part
+    peers = nodes // -(-split // per_node)
+    if peers <= 1:
+        return intra
+    held = min(1.0, per_node / split)
+    inter = factor * (peers - 1) / peers * payload * held / (
+        fabric.bytes_per_s * LINK_EFFICIENCY)
     return intra + inter
 
 
@@ -285,17 +296,31 @@ def scaling_efficiency(
         return 1.0
     if flops_per_token is None:
         flops_per_token = training_flops_per_token(arch, workload)
-    tokens_per_step = workload.batch_size * workload.sequence_length * gpus
     compute_s = (
         flops_per_token
-        * tokens_per_step
+        * step_tokens(workload, gpus)
         / (gpu.tflops_for(workload.compute_precision) * 1e12 * mfu * gpus)
     )
+    # data parallel (once per optimizer step) and ring attention (every micro-batch),
+    # overlapped with compute; tensor-parallel collectives and stage sends on the
+    # critical path of every micro-batch, which the pipeline's bubble stretches
+    m = workload.gradient_accumulation
     comm_s = comm_seconds(arch, workload, gpu, gpus, nodes, fabric, trainable)
+    comm_s += m * parallel.cp_ring_seconds(arch, workload, gpu)
+    serial_s = m * (parallel.tp_seconds(arch, workload, gpu)
+                    + parallel.pp_p2p_seconds(arch, workload, gpu))
+    busy_s = (compute_s + serial_s) / (1 - parallel.bubble_fraction(workload))
     overlap = comm_overlap(workload)
     exposed = max(0.0, comm_s - overlap * compute_s) if comm_s > 0 else 0.0
     exposed = max(exposed, (1 - overlap) * comm_s)
-    return compute_s / (compute_s + exposed)
+    return compute_s / (busy_s + exposed)
+
+
+def step_tokens(workload: WorkloadSpec, gpus: int) -> int:
+    """Tokens of one optimizer step over ``gpus``: a micro-batch of ``batch_size``
+    sequences per data-parallel replica, ``gradient_accumulation`` times."""
+    return (workload.batch_size * workload.sequence_length
+            * parallel.replicas(workload, gpus) * workload.gradient_accumulation)
 
 
 def training_runtime(
@@ -310,6 +335,9 @@ def training_runtime(
     tokens = workload.total_tokens
     if tokens is None:
         raise ValueError("fine-tuning needs workload.tokens or epochs x dataset_tokens")
+    if gpus % workload.model_parallel:
+        raise ValueError(f"{gpus} GPUs: a multiple of tensor x pipeline x context parallel "
+                         f"({workload.model_parallel}) is needed")
     if flops_per_token is None:
         flops_per_token = training_flops_per_token(arch, workload)
     mfu = training_mfu(arch, workload, gpu, flops_per_token)
@@ -334,11 +362,14 @@ def step_share(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: i
     parameters, gradients and widened activations (step_passes.pass_seconds, in series
     with compute) and CPU offload's host-link copies (host_link_seconds, overlapped with
     compute as collectives are, COMM_OVERLAP)."""
-    step_tokens = workload.batch_size * workload.sequence_length * gpus
-    step_s = step_tokens / tps
-    opt_s = optimizer_step.optimizer_seconds(workload, gpu, trainable, gpus, nodes)
-    opt_s += step_passes.pass_seconds(arch, workload, gpu, gpus, trainable)
-    host_s = optimizer_step.host_link_seconds(workload, gpu, trainable, arch.params, gpus)
+    step_s = step_tokens(workload, gpus) / tps
+    # each GPU steps its share of the model, sharded over the ranks that hold that share
+    share = parallel.param_share(arch, workload)
+    held, group = round(trainable * share), parallel.shard_group(workload, gpus)
+    opt_s = optimizer_step.optimizer_seconds(workload, gpu, held, group, nodes)
+    opt_s += step_passes.pass_seconds(arch, workload, gpu, group, held)
+    host_s = optimizer_step.host_link_seconds(workload, gpu, held, round(arch.params * share),
+                                              group)
     exposed = max(host_s - COMM_OVERLAP * step_s, (1 - COMM_OVERLAP) * host_s)
     return step_s / (step_s + opt_s + exposed)
 
@@ -578,9 +609,10 @@ def estimate_runtime(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, g
     """
     cache = estimates or EstimateCache()
     if workload.type == "finetune":
+        found = layouts(arch, workload, gpus)
         return calibrated_runtime(
             training_runtime(arch, workload, gpu, gpus,
-                             layout=layouts(arch, workload, gpus)[0].name,
+                             layout=found[0].name if found else "",
                              coefficients=coefficients),
             cache.calibration, arch, workload, gpu, gpus, cache.model_tps)
     if layout is None:
@@ -631,6 +663,8 @@ def best_layout(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: 
     best: tuple[Layout, Fit, RuntimeEstimate] | None = None
     total = gpus * nodes
     finetune = workload.type == "finetune"
+    if finetune and gpus % workload.tensor_parallel:
+        return None  # tensor parallelism stays inside a node (its all-reduces need NVLink)
     for lay in cache.layouts(total if finetune else gpus, arch, workload):
         fit = cache.fit(gpu, lay.shard, arch, workload)
         if not fit.fits:

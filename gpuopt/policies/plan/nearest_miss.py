@@ -14,7 +14,8 @@ def nearest_miss(arch: Architecture, workload: WorkloadSpec, spec: JobSpec) -> s
     """What the job needs and the changes that would make it fit, tried for real."""
     allowed = [GPUS[g] for g in spec.resources.gpus]
     largest = max(allowed, key=lambda g: g.memory_gib)
-    need = estimate_memory(arch, workload, 1).total_gib
+    least = workload.model_parallel if workload.type == "finetune" else 1
+    need = estimate_memory(arch, workload, least).total_gib
     head = (f"needs {need:.0f} GiB per GPU; the largest allowed is {largest.name} "
             f"{largest.memory_gib:.0f} GiB")
     ideas: list[str] = []

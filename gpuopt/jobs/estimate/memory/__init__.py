@@ -26,7 +26,7 @@ def shards_with_count(workload: WorkloadSpec) -> bool:
     """Does per-GPU memory shrink with more GPUs? Tensor parallel inference, ZeRO, FSDP."""
     if workload.type == "inference":
         return True
-    return workload.fsdp or workload.zero_stage > 0
+    return workload.fsdp or workload.zero_stage > 0 or workload.model_parallel > 1
 
 
 def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -> MemoryEstimate:
@@ -71,18 +71,24 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
         return MemoryEstimate.of(parts, gpus, sequences=seqs,
                                  per_sequence=per_seq * (1 + ALLOCATOR_OVERHEAD))
     else:
+        from gpuopt.jobs.estimate import parallel
+
         stage = 3 if workload.fsdp else workload.zero_stage
-        n = gpus
+        # ZeRO / FSDP shard over the GPUs that hold the same part of the model (DP x CP);
+        # tensor and pipeline parallelism split the model itself (parallel.py)
+        n = parallel.shard_group(workload, gpus)
+        share = parallel.param_share(arch, workload)
         precision = workload.stored_precision  # fp8 training keeps bf16 weights
         w = weights.weight_bytes(arch, precision, workload.double_quant, workload.bits,
                                  workload.group_size)
-        parts["weights"] = w / (n if stage >= 3 else 1)
+        parts["weights"] = w * share / (n if stage >= 3 else 1)
         if precision in weights.QUANTIZED and workload.framework in PEFT_FRAMEWORKS:
             # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is
             # not a bitsandbytes Params4bit (embeddings, lm_head, norms, biases) to fp32
             # (peft/utils/other.py: "cast all non INT8 parameters to fp32"): 2 more bytes
             # each. litgpt and torchtune quantize without PEFT and keep them 16-bit.
-            parts["weights"] += 2 * weights.unquantized_params(arch) / (n if stage >= 3 else 1)
+            parts["weights"] += (2 * weights.unquantized_params(arch) * share
+                                 / (n if stage >= 3 else 1))
         if (workload.fsdp and workload.method == "full" and workload.keeps_master_weights
                 and precision in ("bf16", "fp16")):
             # FSDP mixed precision (MixedPrecisionPolicy(param_dtype=bfloat16), torchtitan
@@ -95,8 +101,7 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
         if workload.offload == "params":
             # FSDP / ZeRO-3 CPU offload: only the gathered layers are on the GPU
             parts["weights"] = 0.0
-        parts.update(
-            training.trainable_states(
+        states = training.trainable_states(
                 arch,
                 workload.method,
                 precision,
@@ -109,9 +114,10 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
                 optimizer_in_backward=workload.optimizer_in_backward,
                 offload=workload.offload,
             )
-        )
-        seq, batch = workload.sequence_length, workload.batch_size
-        parts["activations"] = training.activation_bytes(
+        parts.update({k: v * share for k, v in states.items()})
+        # each CP rank holds its 1/cp of every sequence
+        seq, batch = workload.sequence_length // workload.context_parallel, workload.batch_size
+        activations = training.activation_bytes(
             arch, seq, batch, workload.method, precision, workload.lora_targets,
             workload.lora_rank, workload.flash_attention, workload.checkpointing,
             training.peft_fp32_stream(precision, workload.framework),
@@ -123,15 +129,26 @@ def estimate_memory(arch: Architecture, workload: WorkloadSpec, gpus: int = 1) -
             op_sac=workload.framework in training.OP_SAC_FRAMEWORKS,
             compiled=workload.torch_compile,
         )
-        parts["logits"] = training.loss_logits_bytes(
+        # TP with sequence parallelism splits every activation over the ranks
+        # (Korthikanti et al. 2022, eq. 4: 34 s b h / t); a pipeline stage keeps its
+        # layers' share for each micro-batch in flight (1F1B: stage 0 holds min(p, m))
+        tp = workload.tensor_parallel
+        per_microbatch = activations * parallel.layer_share(arch, workload.pipeline_parallel) / tp
+        parts["activations"] = per_microbatch * parallel.in_flight_microbatches(workload)
+        # the loss is computed on the last stage only, vocabulary-parallel over TP
+        # (Megatron's vocab_parallel_cross_entropy, torchtitan's loss_parallel)
+        logits = training.loss_logits_bytes(
             arch, seq, batch, precision, workload.loss_kind,
-            keeps_logits=workload.framework not in training.FREES_LOGITS_BEFORE_BACKWARD)
+            keeps_logits=workload.framework not in training.FREES_LOGITS_BEFORE_BACKWARD) / tp
+        if workload.pipeline_parallel > 1:  # the peak stage: stage 0 or the last one
+            logits = max(0.0, logits + per_microbatch - parts["activations"])
+        parts["logits"] = logits
         workspace = weights.dequant_workspace_bytes(arch, precision,
-                                                    double_quant=workload.double_quant)
+                                                    double_quant=workload.double_quant) / tp
         if stage >= 3 and n > 1:
             grad_b = weights.compute_bytes(precision) if workload.method == "full" else 0.0
-            workspace += training.zero3_gather_bytes(arch, grad_b)
-        parts["workspace"] = workspace
+            workspace += training.zero3_gather_bytes(arch, grad_b) / tp
+        parts["workspace"] = workspace + parallel.cp_exchange_bytes(arch, workload)
     allocated = sum(parts.values())
     parts["allocator"] = allocated * ALLOCATOR_OVERHEAD
     parts["cuda_context"] = CUDA_CONTEXT_BYTES
