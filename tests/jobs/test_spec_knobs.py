@@ -58,3 +58,38 @@ def test_training_knobs_read_and_framework_defaults_apply() -> None:
     assert w.loss_kind == "chunked" and not w.keeps_master_weights and w.fp8_training
     hf = parse_job_spec(TRAIN, "job.yaml").workload
     assert hf.loss_kind == "full" and hf.keeps_master_weights and hf.checkpointing == "none"
+
+
+def test_model_parallel_defaults_to_none() -> None:
+    w = parse_job_spec(TRAIN, "job.yaml").workload
+    assert (w.tensor_parallel, w.pipeline_parallel, w.context_parallel,
+            w.gradient_accumulation, w.model_parallel) == (1, 1, 1, 1, 1)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("  tensor_parallel: 0\n", "job.yaml:6 workload.tensor_parallel: "),
+    ("  pipeline_parallel: two\n", "job.yaml:6 workload.pipeline_parallel: "),
+    ("  gradient_accumulation: 0\n", "job.yaml:6 workload.gradient_accumulation: "),
+    # llama-3.1-8b: 32 heads, 8 kv heads, 32 layers
+    ("  tensor_parallel: 16\n", "job.yaml:6 workload.tensor_parallel: 16 does not divide "
+     "llama-3.1-8b's 32 attention heads and 8 kv heads"),
+    ("  tensor_parallel: 3\n", "job.yaml:6 workload.tensor_parallel: 3 does not divide"),
+    ("  pipeline_parallel: 64\n", "job.yaml:6 workload.pipeline_parallel: 64 stages for "
+     "llama-3.1-8b's 32 layers"),
+    ("  context_parallel: 3\n  seq_len: 4096\n", "context_parallel: 3 splits each sequence "
+     "into 6 chunks: seq_len (4096) must be a multiple of 6"),
+])
+def test_bad_parallel_knobs_name_the_line(line: str, message: str) -> None:
+    assert message in _err(TRAIN + line)
+
+
+def test_parallel_knobs_are_for_training() -> None:
+    assert "tensor_parallel only apply to type: finetune" in _err(
+        INFER + "  tensor_parallel: 2\n")
+
+
+def test_parallel_knobs_that_divide_the_model() -> None:
+    w = parse_job_spec(TRAIN + "  tensor_parallel: 8\n  pipeline_parallel: 4\n"
+                       "  context_parallel: 2\n  gradient_accumulation: 16\n",
+                       "job.yaml").workload
+    assert w.model_parallel == 64

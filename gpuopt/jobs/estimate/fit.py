@@ -131,9 +131,9 @@ def layouts(arch: Architecture, workload: WorkloadSpec, count: int) -> tuple[Lay
 
     Fine-tuning: data parallel over all of them (ZeRO/FSDP shard the states over them, plain
     DDP keeps a replica per GPU), each replica over the job's tensor x pipeline x
-    context parallel GPUs: none when ``count`` is not a multiple of them. Inference: tensor parallel over ``shard`` GPUs (the
-    attention heads must split evenly, as vLLM and Megatron require) x count / shard
-    independent replicas, for every such split.
+    context parallel GPUs: none when ``count`` is not a multiple of them. Inference:
+    tensor parallel over ``shard`` GPUs (the attention heads must split evenly, as vLLM
+    and Megatron require) x count / shard independent replicas, for every such split.
     """
     if workload.type == "finetune":
         return _training_layouts(workload, count)

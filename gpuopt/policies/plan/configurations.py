@@ -85,10 +85,14 @@ def search_model(
         count = sold[-1]
         nodes = max_nodes if (fabrics or {}).get(count) else 1
         over = count * nodes if workload.type == "finetune" else count  # (sharded over)
-        largest = max(layouts(arch, workload, over), key=lambda lay: lay.shard)
-        found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch, workload),
-                                    workload)
-        found.too_small_nodes = nodes
+        # none when the count is not a multiple of the job's tensor x pipeline x context
+        # parallel GPUs: that count is not a way to run it at all
+        ways = layouts(arch, workload, over)
+        if ways:
+            largest = max(ways, key=lambda lay: lay.shard)
+            found.too_small = check_fit(gpu, count, estimates.get(largest.shard, arch,
+                                                                  workload), workload)
+            found.too_small_nodes = nodes
     return found
 
 

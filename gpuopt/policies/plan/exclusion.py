@@ -64,7 +64,10 @@ def not_sold(name: str, spec: JobSpec, index: OfferIndex, where: Where) -> str:
 
 def does_not_fit(name: str, found: ModelSearch, spec: JobSpec) -> str:
     worst = found.too_small
-    assert worst is not None
+    if worst is None:  # no sold count is a multiple of the job's model parallelism
+        w = spec.workload
+        return (f"sold as x{'/'.join(map(str, found.sold))}: none a multiple of "
+                f"tensor x pipeline x context parallel ({w.model_parallel} GPUs)")
     on = (f"{found.too_small_nodes} nodes of {worst.count}" if found.too_small_nodes > 1
           else str(worst.count))
     return (f"does not fit: needs {worst.per_gpu_gib:.1f} GiB per GPU on {on} "
