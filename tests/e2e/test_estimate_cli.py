@@ -156,3 +156,13 @@ def test_estimate_refuses_a_config_json_of_an_unknown_family(tmp_path: Path) -> 
     err = " ".join(res.stderr.split())
     assert "job.yaml:2 model.config" in err and "model_type 'mamba' is not one gpuopt reads" \
         in err
+
+
+def test_model_parallel_job_is_estimated_on_counts_it_can_run_on(tmp_path: Path) -> None:
+    job = tmp_path / "tp.yaml"
+    job.write_text("model:\n  name: llama-2-13b\nworkload:\n  type: finetune\n"
+                   "  tokens: 100m\n  seq_len: 4096\n  gradient_checkpointing: true\n"
+                   "  zero_stage: 1\n  tensor_parallel: 2\n  pipeline_parallel: 2\n"
+                   "  gradient_accumulation: 8\nresources:\n  gpus: [A100-80GB]\n")
+    doc = json.loads(_run("estimate", str(job), "--json").stdout)
+    assert [(f["count"], f["layout"]) for f in doc["fits"]] == [(4, "TP2 PP2")]

@@ -122,6 +122,8 @@ def autocast_fp32_bytes(arch: Architecture, workload: WorkloadSpec) -> float:
 
 def pass_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus: int,
                  trainable: int) -> float:
-    """The time one step's passes take on each GPU."""
-    total = param_pass_bytes(workload, gpus) * trainable + autocast_fp32_bytes(arch, workload)
+    """The time one optimizer step's passes take on each GPU: the parameter and gradient
+    passes once, autocast's widened activations once per micro-batch."""
+    total = (param_pass_bytes(workload, gpus) * trainable
+             + autocast_fp32_bytes(arch, workload) * workload.gradient_accumulation)
     return total / (gpu.bandwidth_gbps * 1e9 * STREAM_EFFICIENCY)

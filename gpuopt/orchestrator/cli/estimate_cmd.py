@@ -89,7 +89,7 @@ def estimate_spec(spec: JobSpec, gpu: str | None,
                   calibration: Calibration | None) -> EstimateResult:
     """Peak memory, the smallest fit per GPU and the runtime there (``gpu``: NAME[:COUNT]
     only; ``calibration``: what finished attempts of this model measured)."""
-    from gpuopt.jobs.estimate.fit import check_fit, fits_for_all, smallest_fit
+    from gpuopt.jobs.estimate.fit import candidate_counts, check_fit, fits_for_all, smallest_fit
     from gpuopt.jobs.estimate.memory import GIB
     from gpuopt.jobs.estimate.runtime import EstimateCache
     from gpuopt.providers.hardware import GPUS
@@ -101,24 +101,28 @@ def estimate_spec(spec: JobSpec, gpu: str | None,
     def memory(count: int) -> MemoryEstimate:
         return cache.get(count, arch, workload)
 
+    # the counts the job can run on (training: multiples of its tensor x pipeline x
+    # context parallel GPUs): the breakdown on the least, the speed of a job that fits
+    # nowhere on the most
+    counts = candidate_counts(arch, workload, max_gpus) or (workload.model_parallel,)
+
     if gpu is not None:
         name, count = _parse_gpu(gpu)
         if count is None:
             found = smallest_fit(arch, workload, GPUS[name], max_gpus, memory)
-            count = found.count if found else 1
+            count = found.count if found else counts[0]
         est = memory(count)
         one = check_fit(GPUS[name], count, est, workload)
         fits = {name: one if one.fits else None}
         rows: list[tuple[str, Fit | None]] = [(name, one)]
     else:
-        est = memory(1)
+        est = memory(counts[0])
         fits = fits_for_all(arch, workload, spec.resources.gpus, max_gpus, memory)
         rows = [(n, f) for n, f in fits.items()]
     breakdown = {k: v / GIB for k, v in est.components.items()}
     # the runtime also where the memory does not fit (marked), so that an over-estimate
     # of memory cannot hide the speed: on the largest count tried
-    runtimes = {name: _runtime(spec, name, f.count if f and f.fits else max_gpus
-                               if _shards(workload) else 1, cache)
+    runtimes = {name: _runtime(spec, name, f.count if f and f.fits else counts[-1], cache)
                 for name, f in rows}
     doc: dict[str, object] = {
         "per_gpu_gib": round(est.total_bytes / GIB, 3),
@@ -165,13 +169,6 @@ def _runtime(spec: JobSpec, gpu: str, count: int,
         return estimate_runtime(spec.resolved_model(), spec.workload, GPUS[gpu], count, cache)
     except ValueError:  # no tokens / epochs x dataset_tokens, or no requests
         return None
-
-
-def _shards(workload: object) -> bool:
-    from gpuopt.jobs.estimate.memory import shards_with_count
-    from gpuopt.jobs.spec import WorkloadSpec
-
-    return isinstance(workload, WorkloadSpec) and shards_with_count(workload)
 
 
 def _runtime_json(rt: RuntimeEstimate | None, kind: str = "finetune") -> dict[str, object]:
