@@ -6,10 +6,8 @@ store holds neither, then the next poll, in a fresh process, records the whole p
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +22,7 @@ from gpuopt.orchestrator.store.daemon_state import list_polls
 from gpuopt.policies.spot.observed import ObservationKind, Observed, SpotPlace
 from gpuopt.policies.spot.signals import EVICTION_BUCKET_VALUE
 from tests.orchestrator.daemon.eviction_launcher import PLACES, SIZE
-from tests.orchestrator.reconcile.probe_launcher import PAUSE_ENV
+from tests.orchestrator.reconcile.probe_launcher import PAUSE_ENV, kill_9_when_paused
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 1, 5, 0, 0, tzinfo=UTC)
@@ -77,14 +75,7 @@ def test_kill_9_in_the_poll_leaves_all_or_nothing_and_the_next_poll_succeeds(
     _priced(store)
     first = _poll(db_url, tmp_path, NOW, pause_at=POINT)
     try:
-        marker, end = tmp_path / f"paused-{POINT}", time.monotonic() + 60
-        while not marker.exists():
-            assert first.poll() is None, first.communicate()
-            assert time.monotonic() < end, f"the poll never reached {POINT}"
-            time.sleep(0.05)
-        os.kill(first.pid, signal.SIGKILL)  # kill -9, from this process
-        first.wait(timeout=10)
-        assert first.returncode == -signal.SIGKILL
+        kill_9_when_paused(first, tmp_path / f"paused-{POINT}", POINT)
         # the readings were written (the pause is after them), and none was committed;
         # nor the poll's row: no half-written poll
         assert _readings(store) == {loc: [] for loc in PLACES}

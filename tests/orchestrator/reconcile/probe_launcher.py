@@ -16,12 +16,27 @@ be killed by another process (the test's kill -9).
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 PAUSE_ENV = "GPUOPT_TEST_PAUSE_AT"
+
+
+def kill_9_when_paused(proc: subprocess.Popen[str], marker: Path, what: str) -> None:
+    """Wait until `proc` writes `marker` (it has reached its pause point: `_pause_at`), then
+    SIGKILL it from this process, as kill -9 would, and check it died of that."""
+    end = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, f"the process never reached {what}"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
 
 
 def _pause_at(point: str, attempts: Path) -> Any:

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from itertools import pairwise
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from gpuopt.jobs.executors.crash_points import POINTS as CRASH_POINTS
 from gpuopt.jobs.states import AttemptPhase, EndReason, JobStatus
 from tests.conftest import REPO_ROOT
 from tests.orchestrator.reconcile.conftest import submit, write_job
-from tests.orchestrator.reconcile.probe_launcher import PAUSE_ENV
+from tests.orchestrator.reconcile.probe_launcher import PAUSE_ENV, kill_9_when_paused
 from tests.orchestrator.reconcile.test_move_crash import _attempts, _job
 
 pytestmark = pytest.mark.slow
@@ -106,15 +104,7 @@ def test_kill_9_from_another_process_at_each_probe_point(tmp_path: Path, point: 
     job_id = submit(store, write_job(tmp_path, "prober", _run(tmp_path, runs)))
     first = _launcher(db_url, attempts, job_id, "probe", runs, pause_at=point)
     try:
-        marker = attempts / f"paused-{point}"
-        end = time.monotonic() + 60
-        while not marker.exists():
-            assert first.poll() is None, first.communicate()
-            assert time.monotonic() < end, f"the loop never reached {point}"
-            time.sleep(0.05)
-        os.kill(first.pid, signal.SIGKILL)  # kill -9, from this process
-        first.wait(timeout=10)
-        assert first.returncode == -signal.SIGKILL
+        kill_9_when_paused(first, attempts / f"paused-{point}", point)
         second = _launcher(db_url, attempts, job_id, "keep", runs)
         out, err = second.communicate(timeout=90)
         assert second.returncode == 0, err
