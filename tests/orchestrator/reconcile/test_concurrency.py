@@ -30,7 +30,7 @@ def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None
     for i in range(JOBS):
         (tmp_path / f"j{i}").mkdir()
         ids.append(submit(setup, write_job(tmp_path / f"j{i}", f"race{i}",
-                                           train_run(120, 0.005))))
+                                           train_run(120, 0.03))))
     settings = load_config(None)
     launches: list[str] = []
     lock = threading.Lock()
@@ -39,7 +39,10 @@ def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None
 
     def loop() -> None:  # one "daemon": its own store handle and executor instance
         store = open_store(db_url)
-        # Attempts 1 and 2 of every job are preempted: re-placement races too.
+        # Attempts 1 and 2 of every job are preempted 0.2 s in: re-placement races too.
+        # The program runs >= 3.6 s (120 steps of 30 ms sleeps), so the executor's watcher
+        # thread has seconds to carry out a preemption however loaded the machine (at 5 ms
+        # steps a starved watcher could see the program finish first).
         ex = CountingExecutor(LocalExecutor(tmp_path / "attempts",
                                             preemption=PreemptAtTimes((0.2, 0.2))),
                               launches, lock)
@@ -71,5 +74,5 @@ def test_two_loops_launch_each_attempt_once(db_url: str, tmp_path: Path) -> None
     assert per_cluster and max(per_cluster.values()) == 1, per_cluster
     rows = [a.cluster_name for i in ids for a in attempts[i]]
     assert sorted(rows) == sorted(launches)  # one row per launch, one launch per row
-    assert all([a.end_reason for a in attempts[i]] == ["preempted", "preempted", "succeeded"]
-               for i in ids)
+    reasons = {i: [a.end_reason for a in attempts[i]] for i in ids}
+    assert all(r == ["preempted", "preempted", "succeeded"] for r in reasons.values()), reasons
