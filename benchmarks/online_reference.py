@@ -40,13 +40,12 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from simulate_synthetic import PATTERNS, pattern_sets
+from simulate_synthetic import GAP_S, JOB, PATTERNS, pattern_sets, synthetic_args
 
 from gpuopt.policies.spot.model import (
     NOTHING,
@@ -62,9 +61,6 @@ from gpuopt.policies.spot.registry import get_policy
 from gpuopt.policies.spot.replay import Scenario, simulate
 from gpuopt.policies.spot.sweep import Job, scenarios
 
-# simulate_synthetic.py's job (itself simulate_sweep.py's: 48 h task, 0.1 h restart
-# overhead, p3.2xlarge spot / on-demand USD/h)
-JOB = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
 INFOS = (Information.TICK, Information.LAUNCH_PROBE, Information.LAUNCH_PROBE_SIGNALS)
 
 
@@ -93,7 +89,7 @@ def _transition(zones: int, p_fail: float, p_recover: float) -> np.ndarray:
 
 
 def solve(zones: int, p_fail: float, p_recover: float, deadline_s: float,
-          gap_s: float = 600.0, job: Job = JOB) -> Plan:
+          gap_s: float = GAP_S, job: Job = JOB) -> Plan:
     unit = float(math.gcd(int(gap_s), int(job.restart_overhead_s)))
     assert job.restart_overhead_s < gap_s, "the model ends an overhead within its tick"
     task = math.ceil(job.task_s / unit)
@@ -174,13 +170,8 @@ def _one(args: tuple[Scenario, Plan]) -> tuple[float, float, dict[str, tuple[flo
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sets", type=int, default=3)
-    ap.add_argument("--zones", type=int, default=3)
-    ap.add_argument("--starts", type=int, default=6)
-    ap.add_argument("--deadlines", default="52")
+    ap = synthetic_args(argparse.ArgumentParser())
     ap.add_argument("--patterns", default="", help="name prefixes, comma-separated")
-    ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     wanted = [p for p in args.patterns.split(",") if p]
     cols = ["markov-dp", *(f"auto {i.value}" for i in INFOS)]

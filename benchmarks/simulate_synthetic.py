@@ -30,6 +30,9 @@ from gpuopt.policies.spot.sweep import COLUMNS, ColumnTable, Job, TraceSet, run_
 POLICIES = ("auto", "on-demand", "greedy", "uniform-progress", "uniform-progress-zones")
 GAP_S = 600.0
 TICKS = 14 * 24 * 6  # two weeks of 600 s ticks
+# The job every pattern is run with (also online_reference.py's): simulate_sweep.py's,
+# a 48 h task, 0.1 h restart overhead, p3.2xlarge spot / on-demand USD/h.
+JOB = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
 SEED = 20261204
 
 # name -> (p_fail, p_recover) per tick: mean spell 1/p_fail ticks, mean outage 1/p_recover
@@ -67,15 +70,19 @@ def _columns(sc: Scenario) -> dict[Information, dict[str, tuple[Decimal, bool] |
     return run_columns(sc, POLICIES, COLUMNS)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def synthetic_args(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of a run over these patterns (also benchmarks/online_reference.py)."""
     ap.add_argument("--sets", type=int, default=3)
     ap.add_argument("--zones", type=int, default=3)
     ap.add_argument("--starts", type=int, default=6)
     ap.add_argument("--deadlines", default="52")
     ap.add_argument("--jobs", type=int, default=2)
-    args = ap.parse_args()
-    job = Job(48 * 3600.0, 360.0, Decimal("0.9731"), Decimal("3.06"))
+    return ap
+
+
+def main() -> None:
+    args = synthetic_args(argparse.ArgumentParser()).parse_args()
+    job = JOB
     for hours in (int(h) for h in args.deadlines.split(",") if h):
         for name, (p_fail, p_recover) in PATTERNS.items():
             t0 = time.perf_counter()
