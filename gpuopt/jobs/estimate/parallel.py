@@ -123,6 +123,11 @@ def pp_p2p_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec) -> 
     return sent / _link_bytes_per_s(gpu)
 
 
+def _kv_chunk_bytes(arch: Architecture, workload: WorkloadSpec) -> float:
+    """One layer's local K and V on one CP rank: 16-bit, kv heads split over TP."""
+    return micro_tokens(workload) * 2 * arch.kv_dim * 2.0 / workload.tensor_parallel
+
+
 def cp_ring_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec) -> float:
     """One micro-batch's ring-attention traffic on one GPU: each layer's local K and V
     (16-bit, kv heads split over TP) pass cp-1 times around the ring in every forward
@@ -132,7 +137,7 @@ def cp_ring_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec) ->
     cp = workload.context_parallel
     if cp <= 1:
         return 0.0
-    kv = micro_tokens(workload) * 2 * arch.kv_dim * 2.0 / workload.tensor_parallel
+    kv = _kv_chunk_bytes(arch, workload)
     layers = arch.layers * layer_share(arch, workload.pipeline_parallel)
     sent = (cp - 1) * kv * layers * forward_passes(workload)
     return sent / _link_bytes_per_s(gpu)
@@ -143,4 +148,4 @@ def cp_exchange_bytes(arch: Architecture, workload: WorkloadSpec) -> float:
     beside the one being sent (double buffering), 16-bit."""
     if workload.context_parallel <= 1:
         return 0.0
-    return 2 * micro_tokens(workload) * 2 * arch.kv_dim * 2.0 / workload.tensor_parallel
+    return 2 * _kv_chunk_bytes(arch, workload)

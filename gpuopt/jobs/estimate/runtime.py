@@ -209,19 +209,14 @@ def trainable_params(arch: Architecture, workload: WorkloadSpec) -> int:
     return lora_params(arch, workload.lora_targets, workload.lora_rank)
 
 
-def amp_fp32_gradients(workload: WorkloadSpec) -> bool:
-    """Whether data parallel reduces fp32 gradients: HF Trainer's 16-bit training without
-    DeepSpeed (GRAD_BYTES_AMP_DDP; step_passes.amp_fp32_params)."""
-    return step_passes.amp_fp32_params(workload)
-
-
 def _comm_payload(arch: Architecture, workload: WorkloadSpec,
                   trainable: int | None = None) -> tuple[float, float]:
     """(bytes a step's collectives move, ring factor): a ring collective over k members
     sends ``factor x (k-1)/k x payload`` bytes through each member's link."""
     if trainable is None:
         trainable = trainable_params(arch, workload)
-    grad_bytes = GRAD_BYTES_AMP_DDP if amp_fp32_gradients(workload) else 2.0
+    # HF Trainer's 16-bit training without DeepSpeed reduces fp32 gradients
+    grad_bytes = GRAD_BYTES_AMP_DDP if step_passes.amp_fp32_params(workload) else 2.0
     grad_bytes *= trainable
     if workload.method == "full" and (workload.zero_stage == 3 or workload.fsdp):
         # reduce-scatter the gradients once per optimizer step; all-gather the 16-bit
@@ -257,9 +252,8 @@ def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus:
     share of the node's fabric (so the node's fabric moves ``factor x (N-1)/N x
     payload``), then inside the node again (counted in the first term's factor)."""
     per_node = gpus // nodes
-    split = workload.tensor_parallel * workload.pipeline_parallel  # ranks of one model copy
-    intra = _comm_bytes_per_gpu_step(arch, workload, max(1, per_node // split), trainable) / (
-        link_one_way_gbps(gpu) * 1e9 * LINK_EFFICIENCY)
+    intra = _comm_bytes_per_gpu_step(arch, workload, parallel.shard_group(workload, per_node),
+                                     trainable) / (link_one_way_gbps(gpu) * 1e9 * LINK_EFFICIENCY)
     if nodes <= 1:
         return intra
     if fabric is None:
@@ -267,6 +261,7 @@ def comm_seconds(arch: Architecture, workload: WorkloadSpec, gpu: GpuSpec, gpus:
     payload, factor = _comm_payload(arch, workload, trainable)
     # a copy of the model spans ceil(split / per_node) nodes; the node's fabric carries
     # the part of it the node holds, among the nodes holding the same part
+    split = workload.tensor_parallel * workload.pipeline_parallel  # ranks of one model copy
     peers = nodes // -(-split // per_node)
     if peers <= 1:
         return intra
