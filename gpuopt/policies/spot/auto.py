@@ -74,6 +74,7 @@ from dataclasses import dataclass
 
 from gpuopt.policies.spot import estimates as est
 from gpuopt.policies.spot.model import (
+    DONE_EPS_S,
     NOTHING,
     ON_DEMAND,
     TIME_TOLERANCE_S,
@@ -86,7 +87,6 @@ from gpuopt.policies.spot.probe import probe_is_safe, probe_tick
 from gpuopt.policies.spot.signals import FITTED, SignalWeights
 from gpuopt.policies.spot.slack import is_safe
 
-DONE_EPS_S = 1e-3
 # How fast slack's value grows once it falls short of the restarts still needed (see
 # AutoPolicy._slack_value_per_s). 1 (linear) and 2 were both measured on the shared
 # traces; 2 was kept: the shortfall's cost is convex (it ends in on-demand lock-in).

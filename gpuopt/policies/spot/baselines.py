@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 from gpuopt.policies.spot.model import (
+    DONE_EPS_S,
     NOTHING,
     ON_DEMAND,
     TIME_TOLERANCE_S,
@@ -32,8 +33,6 @@ from gpuopt.policies.spot.model import (
     Observation,
     spot,
 )
-
-DONE_EPS_S = 1e-3
 
 
 def first_zone_spot(obs: Observation) -> Hold | None:

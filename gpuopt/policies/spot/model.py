@@ -20,6 +20,8 @@ from gpuopt.policies.spot.history import AvailabilityHistory
 # the same instant: the safety net in ``slack`` and the deadline check in ``engine`` both
 # compare with this tolerance, and no more (1 us: far below any tick, far above rounding).
 TIME_TOLERANCE_S = 1e-6
+# Work left below this is done: the policies hold nothing more for it (a millisecond).
+DONE_EPS_S = 1e-3
 
 
 class Information(StrEnum):
