@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuopt.core.lazy_import import LazyModule
-from gpuopt.providers.azure.provider import SUBSCRIPTION_ENV
+from gpuopt.providers.azure.provider import SUBSCRIPTION_ENV, first_line
 from gpuopt.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -198,11 +198,6 @@ class RatesAnswer:
     error: str | None = None
 
 
-def _short(err: BaseException) -> str:
-    text = str(err).strip()
-    return (text.splitlines()[0][:200] if text else "") or type(err).__name__
-
-
 def ask_eviction_rates(locations: Sequence[str], sizes: Sequence[str], *,
                        post: Post | None = None,
                        subscription: str | None = None) -> RatesAnswer:
@@ -221,10 +216,10 @@ def ask_eviction_rates(locations: Sequence[str], sizes: Sequence[str], *,
             return RatesAnswer("ok", fetch_eviction_rates(resource_graph_post(credential),
                                                           [sub], locations, sizes))
     except ProviderError as err:
-        return RatesAnswer("error", error=_short(err))
+        return RatesAnswer("error", error=first_line(err))
     except Exception as err:
         if isinstance(err, azure_exceptions.ClientAuthenticationError):
-            return RatesAnswer("skipped", error=f"no usable Azure credential: {_short(err)}")
+            return RatesAnswer("skipped", error=f"no usable Azure credential: {first_line(err)}")
         if isinstance(err, azure_exceptions.AzureError):
-            return RatesAnswer("error", error=f"{type(err).__name__}: {_short(err)}")
+            return RatesAnswer("error", error=f"{type(err).__name__}: {first_line(err)}")
         raise

@@ -117,18 +117,20 @@ class AzureProvider:
             # The first region alone: a missing sign-in fails once, with one line.
             out[regions[0]] = one(regions[0])
         except azure_exceptions.ClientAuthenticationError as err:
-            return {}, [UNCHECKED.format(why=f"no usable Azure credential: {_short(err)}")]
+            return {}, [UNCHECKED.format(why=f"no usable Azure credential: {first_line(err)}")]
         except azure_exceptions.AzureError as err:
-            notes.append(f"azure {regions[0]}: availability not checked: {_short(err)}")
+            notes.append(f"azure {regions[0]}: availability not checked: {first_line(err)}")
         with ThreadPoolExecutor(max_workers=max(1, self.availability_workers)) as pool:
             futures: Mapping[str, Any] = {r: pool.submit(one, r) for r in regions[1:]}
             for region, future in futures.items():
                 try:
                     out[region] = future.result()
                 except azure_exceptions.AzureError as err:
-                    notes.append(f"azure {region}: availability not checked: {_short(err)}")
+                    notes.append(f"azure {region}: availability not checked: {first_line(err)}")
         return out, notes
 
-def _short(err: Exception) -> str:
+def first_line(err: BaseException) -> str:
+    """An Azure error by its first line (at most 200 characters; azure-core never puts
+    the token there), or its class name when it says nothing."""
     text = str(err).strip()
     return text.splitlines()[0][:200] if text else type(err).__name__
