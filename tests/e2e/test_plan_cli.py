@@ -60,6 +60,23 @@ def test_frontier_lines_fit_80_columns(tmp_path: Path) -> None:
     assert any(" h " in line and "$" in line for line in lines[start + 1:])
 
 
+def test_frontier_lines_of_a_model_parallel_job_fit_80_columns(tmp_path: Path) -> None:
+    # "H100 x8 ZeRO-1 x2 TP2 PP2 on-demand cudo no-kristiansand-1" took 84 characters: a
+    # line too long names its market and place short (od cudo/no-kristiansand1)
+    text = (REPO / "deploy" / "examples" / "full-13b-zero3.yaml").read_text(encoding="utf-8")
+    job = tmp_path / "job.yaml"
+    job.write_text(text.replace("  zero_stage: 3\n", "  zero_stage: 1\n  tensor_parallel: 2\n"
+                                "  pipeline_parallel: 2\n  gradient_accumulation: 8\n"),
+                   encoding="utf-8")
+    res = _run("plan", str(job), "--top", "3")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Frontier"))
+    frontier = [line for line in lines[start + 1:] if " h " in line and "$" in line]
+    assert any("TP2 PP2" in line for line in frontier)
+    assert all(len(line) <= 80 for line in lines[start:]), lines[start:]
+
+
 def test_a_fine_tune_without_tokens_is_a_spec_error(tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
     job.write_text("model: {name: llama-2-7b}\nworkload:\n  type: finetune\n  method: qlora\n",

@@ -223,8 +223,15 @@ def measured_notes(plan: Plan) -> list[str]:
     return [f"{key}: {', '.join(notes)}" for key, notes in seen.items() if notes]
 
 
+FRONTIER_WIDTH = 80  # a frontier line's most characters (an 80-column terminal)
+
+
 def frontier_lines(plan: Plan) -> list[str]:
-    """The cost/time frontier below the pick, one placement a line (fits 80 columns)."""
+    """The cost/time frontier below the pick, one placement a line (fits 80 columns: a
+    line that would not names its market and place short, od aws/use1a)."""
+    from gpuopt.core.places import short_place
+    from gpuopt.orchestrator.cli.tables import short_market
+
     best = plan.best
     rows = [c for c in plan.frontier if best is None or c.offer.key != best.offer.key]
     if best is not None:
@@ -237,9 +244,12 @@ def frontier_lines(plan: Plan) -> list[str]:
         o = c.offer
         layout = f" {c.runtime.layout}" if c.runtime.layout not in ("", "1 GPU") else ""
         hours = format(c.expected_hours, ",.1f" if c.expected_hours >= 10 else ".2f")
-        out.append(f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}"
-                   f"  {c.shape}{layout} {o.market.value} {o.cloud} "
-                   f"{o.zone or o.region}")
+        head = f"  {hours:>8} h {'$' + format(c.expected_cost, ',.2f'):>11}  {c.shape}{layout}"
+        line = f"{head} {o.market.value} {o.cloud} {o.zone or o.region}"
+        if len(line) > FRONTIER_WIDTH:
+            line = (f"{head} {short_market(o.market.value)} "
+                    f"{short_place(o.cloud, o.region, o.zone)}")
+        out.append(line)
     return out
 
 
