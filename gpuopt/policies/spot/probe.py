@@ -34,6 +34,12 @@ from gpuopt.policies.spot.model import Hold, Kind, Observation
 from gpuopt.policies.spot.slack import EPS, is_safe
 
 DEFAULT_PROBE_S = 150.0
+# Probes one tick may make, one after another, while each finds no spot (failover):
+# SkyPilot's own logs show a zone without capacity refused in seconds (three zones of
+# us-east-2 in 8 s, skypilot-org/skypilot PR #22) up to 1 min 56 s (us-east-1a, PR #975);
+# at the slow end two refusals and a 150 s provisioning take 382 s, inside a 600 s tick
+# (the traces' and the replay's), a third refusal 498 s. The third probe is the last.
+DEFAULT_PROBES_PER_TICK = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,13 @@ What the policy learns of availability is the information model (``Information``
   tick on (``SimResult.probes_failed_at``); successful, the held attempt runs and is
   billed for the provisioning time ``probe_s``, its work counts, and the new spot is
   billed from the tick's start. A launch from nothing is a launch as under ``launch``.
+  A probe that finds no spot fails over, as SkyPilot's provisioner fails over zones:
+  the policy is asked again in the same tick, told that location had no spot, and may
+  probe another unobserved one, up to ``probes_per_tick`` probes a tick
+  (``DEFAULT_PROBES_PER_TICK``); the tick's decision is the last probe made (failed
+  ones are in ``probes_failed_at``, each with the hold kept). The time a failed probe
+  takes is not modelled (it costs nothing, and the found instance is taken to be up
+  ``probe_s`` into the tick whatever failed before it).
 - ``launch-probe+signals``: ``launch-probe``, and after each tick's observation the
   history reads the capacity signals a daemon could have seen then, derived from the
   traces (policies/spot/replay_signals.py; ``simulate(signals=...)`` picks the model).
@@ -62,7 +69,7 @@ from gpuopt.policies.spot.model import (
     Observation,
     SpotPolicy,
 )
-from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, probe_tick
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, DEFAULT_PROBES_PER_TICK, probe_tick
 from gpuopt.policies.spot.replay_signals import DEFAULT_SIGNALS, SignalModel, readings_at
 
 
@@ -267,6 +274,7 @@ def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult |
 def simulate(
     sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK,
     probe_s: float = DEFAULT_PROBE_S, signals: SignalModel | None = None,
+    probes_per_tick: int = DEFAULT_PROBES_PER_TICK,
 ) -> SimResult:
     """Replay ``policy`` over the scenario's traces, tick by tick. ``signals`` is the
     signal model under ``launch-probe+signals`` (default: ``DEFAULT_SIGNALS``).
@@ -292,20 +300,36 @@ def simulate(
         want = policy.decide(_observation(sc, t, run, seen, history, information,
                                           probe_s if probing else None))
         run.decisions.append(want)
-        if want.is_spot:
+        probes_left = probes_per_tick
+        while want.is_spot:
             loc = _check_spot_choice(t, policy, want, avail, seen)
-            if seen[loc] is None:  # a launch attempt tells what was there
-                seen[loc] = avail[loc]
-                history = before.observe(seen, sc.gap_s)
-                if probing and run.holding.kind is not Kind.NONE:
-                    outcome = _probe(sc, t, run, want, avail[loc], probe_s)
-                    if isinstance(outcome, SimResult):
-                        return outcome
-                    want = outcome
-                elif not avail[loc]:
-                    run.failed.append(t)
-                    run.release()
-                    continue
+            if seen[loc] is not None:
+                break  # the spot held (or known there): held for the tick
+            seen[loc] = avail[loc]  # a launch attempt tells what was there
+            history = before.observe(seen, sc.gap_s)
+            if not (probing and run.holding.kind is not Kind.NONE):
+                break  # a launch: held if found, a failed launch below
+            outcome = _probe(sc, t, run, want, avail[loc], probe_s)
+            if isinstance(outcome, SimResult):
+                return outcome
+            probes_left -= 1
+            if avail[loc] or probes_left <= 0:
+                want = outcome
+                break
+            # failed over (as SkyPilot fails over zones): the policy, told this location
+            # had no spot, may probe another one in the same tick; anything but a probe
+            # keeps the held attempt for the tick
+            again = policy.decide(_observation(sc, t, run, seen, history, information,
+                                               probe_s))
+            if not (again.is_spot
+                    and seen[_check_spot_choice(t, policy, again, avail, seen)] is None):
+                want = outcome
+                break
+            run.decisions[-1] = want = again
+        if want.is_spot and not avail[want.location or 0]:
+            run.failed.append(t)
+            run.release()
+            continue
         if want.kind is Kind.NONE:
             run.release()
             continue

@@ -51,8 +51,11 @@ def test_a_failed_probe_costs_nothing_and_the_held_attempt_runs_on() -> None:
     assert r.probes_failed_at == ((1, ON_DEMAND),) and r.failed_at == () and r.probes == 0
     assert (r.cost, r.finish_s) == (alone.cost, alone.finish_s)  # nothing billed, no work lost
     assert r.held() == alone.held() and r.decisions[1] == spot(0)
-    # ... and the history knows spot was not there at t1.
-    after = probing.seen[2].history.locations[0]
+    # Asked again at t1 (failover), the policy is told location 0 had no spot; it keeps
+    # on-demand. At t2 the history knows spot was not there at t1.
+    again = probing.seen[2]
+    assert again.elapsed_s == 600 and again.known(0) and again.spot_available == (False,)
+    after = probing.seen[3].history.locations[0]
     assert after.available is False and after.observed_s == 600 and after.unknown_s == 600
     # Stop then launch instead: the failed launch held nothing, on-demand restarts.
     stop = simulate(sc, Scripted([ON_DEMAND, spot(0), ON_DEMAND]), LAUNCH)
