@@ -27,7 +27,7 @@ from pydantic import (
 
 from gpuopt.core.durations import format_duration, parse_duration
 from gpuopt.policies.hazard import RESTART_OVERHEAD_HOURS
-from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, DEFAULT_PROBES_PER_TICK
 from gpuopt.policies.spot.registry import DEFAULT_POLICY, POLICIES
 from gpuopt.providers.clouds import (
     adapter_cloud_names,
@@ -224,6 +224,11 @@ class SpotConfig(_Section):
     probe: bool | None = None
     # The provisioning time the policy prices a probe at (seconds; policies/spot/probe.py).
     probe_seconds: float = Field(default=DEFAULT_PROBE_S, ge=0, le=86_400)
+    # Probes one reconcile step may make, one after another, while each is refused for
+    # capacity at once (failover: the policy, told that place had no spot, may pick
+    # another; the replay's ``probes_per_tick``, policies/spot/probe.py). An executor that
+    # learns of a refusal only at a later step (SkyPilot) fails over at that step.
+    probes_per_step: int = Field(default=DEFAULT_PROBES_PER_TICK, ge=1, le=26)
     # Read the clouds' capacity signals (placement scores, offers listed or gone, Azure's
     # eviction rates, other jobs' preemptions) as weighted evidence, as the replay's
     # ``launch-probe+signals`` does (policies/spot/observed_signals.py); false: the job's

@@ -83,6 +83,18 @@ def probe_of(attempts: Sequence[AttemptRow]) -> AttemptRow | None:
     return next((a for a in attempts if a.status == PROBING), None)
 
 
+def refused_for_capacity(attempts: Sequence[AttemptRow], held: AttemptRow) -> bool:
+    """Did the job's newest attempt, a probe from ``held``, fail for want of capacity,
+    with ``held`` still running (the moment a probe fails over to another place)?"""
+    newest = max(attempts, key=lambda x: x.number, default=None)
+    now_held = next((x for x in attempts if x.number == held.number), None)
+    return (newest is not None and now_held is not None and newest.probe_of == held.number
+            and newest.status == AttemptPhase.ENDED and newest.end_reason == EndReason.FAILED
+            and newest.failure_kind == FailureKind.CAPACITY
+            and now_held.status in OPEN_ATTEMPT_PHASES
+            and now_held.status != AttemptPhase.STOPPING)
+
+
 def start_probe(store: Store, executor: Executor, job: JobRow,
                 attempts: Sequence[AttemptRow], held: AttemptRow, decision: Placed,
                 now: datetime, report: StepReport) -> None:

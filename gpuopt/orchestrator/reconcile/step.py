@@ -655,7 +655,11 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     """A job under the deadline spot policy, holding a live attempt: ask the policy
     (policies.next_attempt) and, when it wants something else, stop the attempt (closed
     ``moved``) and start what it wants, in this step."""
-    from gpuopt.orchestrator.reconcile.probing import probe_seconds, start_probe
+    from gpuopt.orchestrator.reconcile.probing import (
+        probe_seconds,
+        refused_for_capacity,
+        start_probe,
+    )
 
     spec = load_stored_spec(job)
     if not spot_policy_decides(spec, job.deadline_at):
@@ -664,11 +668,19 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     decision = _decide(store, tick, job, spec, attempts, now, held=a, probe_s=probe_s)
     if isinstance(decision, Keep | NoPlace):
         return  # NoPlace: nothing better to move to; the attempt goes on
-    if (probe_s is not None and isinstance(decision, Placed)
-            and decision.candidate.offer.market is Market.SPOT):
-        # make before break: the attempt runs on until the spot instance is up
-        start_probe(store, executor, job, attempts, a, decision, now, report)
-        return
+    if probe_s is not None and _is_spot(decision):
+        # make before break: the attempt runs on until the spot instance is up; a probe
+        # refused for capacity fails over (the policy, told so, may pick another place)
+        for left in range(tick.settings.spot.probes_per_step - 1, -1, -1):
+            assert isinstance(decision, Placed)
+            start_probe(store, executor, job, attempts, a, decision, now, report)
+            fresh, attempts = _load(store, job.id)
+            if left == 0 or fresh is None or not refused_for_capacity(attempts, a):
+                return
+            job, decision = fresh, _decide(store, tick, fresh, spec, attempts, now, held=a,
+                                           probe_s=probe_s)
+            if not _is_spot(decision):
+                return  # anything but another probe: the attempt goes on this step
     from gpuopt.orchestrator.store.jobs_repo import update_attempt
 
     why = decision.reason if isinstance(decision, Wait) else decision.note
@@ -685,6 +697,10 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     if fresh is None or fresh.status not in PLACEABLE_JOB_STATUSES:
         return
     _claim_and_launch(store, executor, fresh, spec, attempts, decision, now, report)
+
+
+def _is_spot(decision: Decision) -> bool:
+    return isinstance(decision, Placed) and decision.candidate.offer.market is Market.SPOT
 
 
 UNFINISHED_MOVE = "stopped to move the job; the loop moving it stopped before it closed it"

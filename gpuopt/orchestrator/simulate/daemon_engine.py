@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from gpuopt.orchestrator.simulate.trace_executor import TRACE_EXECUTOR, TraceExecutor, VirtualClock
 from gpuopt.policies.spot.model import NOTHING, ON_DEMAND, TIME_TOLERANCE_S, Hold, spot
-from gpuopt.policies.spot.probe import DEFAULT_PROBE_S
+from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, DEFAULT_PROBES_PER_TICK
 from gpuopt.policies.spot.replay import Scenario, SimResult, SimulationError
 from gpuopt.policies.spot.replay_signals import SignalModel
 
@@ -72,7 +72,8 @@ def max_ticks(sc: Scenario) -> int:
 def run_daemon(sc: Scenario, policy_name: str,
                progress: Callable[[int], None] | None = None,
                trail: list[str] | None = None, probe_s: float | None = None,
-               signals: SignalModel | None = None) -> SimResult:
+               signals: SignalModel | None = None,
+               probes_per_tick: int = DEFAULT_PROBES_PER_TICK) -> SimResult:
     """Replay ``sc`` through the daemon's reconcile step with ``policy_name`` as its
     spot policy; ``progress(t)`` is called after each step; ``trail`` (if given) gets
     the job's events and waits, ``tick <t>: <kind>: <message>``. ``probe_s``: the
@@ -88,7 +89,8 @@ def run_daemon(sc: Scenario, policy_name: str,
 
         store = open_store(f"sqlite:///{home / 'gpuopt.db'}")
         try:
-            return _run(store, home, sc, policy_name, progress, trail, probe_s, signals)
+            return _run(store, home, sc, policy_name, progress, trail, probe_s, signals,
+                        probes_per_tick)
         finally:
             store.close()
 
@@ -109,12 +111,14 @@ def _simulation_home() -> Iterator[Path]:
 
 
 def simulation_settings(sc: Scenario, policy_name: str,
-                        probe_s: float | None = None, signals: bool = False) -> Settings:
+                        probe_s: float | None = None, signals: bool = False,
+                        probes_per_tick: int = DEFAULT_PROBES_PER_TICK) -> Settings:
     from gpuopt.orchestrator.config.model import Settings
 
     return Settings.model_validate({
         "spot": {"probe": probe_s is not None,
                  "probe_seconds": probe_s if probe_s is not None else DEFAULT_PROBE_S,
+                 "probes_per_step": probes_per_tick,
                  "signals": signals},
         "clouds": {"enabled": [CLOUD]},
         "daemon": {"reconcile_interval": timedelta(seconds=sc.gap_s)},
@@ -235,14 +239,16 @@ def _submit(store: Store, text: str, spec: JobSpec, settings: Settings, home: Pa
 
 def _run(store: Store, home: Path, sc: Scenario, policy_name: str,
          progress: Callable[[int], None] | None, trail: list[str] | None,
-         probe_s: float | None = None, signals: SignalModel | None = None) -> SimResult:
+         probe_s: float | None = None, signals: SignalModel | None = None,
+         probes_per_tick: int = DEFAULT_PROBES_PER_TICK) -> SimResult:
     from gpuopt.jobs.states import TERMINAL_JOB_STATUSES, JobStatus
     from gpuopt.orchestrator.reconcile.step import reconcile_once
     from gpuopt.orchestrator.simulate.signal_polls import record_signals
     from gpuopt.orchestrator.store.jobs_repo import attempts_of, events_of, find_job
 
     zones = zone_names(len(sc.traces))
-    settings = simulation_settings(sc, policy_name, probe_s, signals is not None)
+    settings = simulation_settings(sc, policy_name, probe_s, signals is not None,
+                                   probes_per_tick)
     offers = simulation_offers(sc, zones, START)
     _record_offers(store, offers, START)
     text, spec = solve_job(sc, offers, home)
@@ -324,14 +330,14 @@ def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: fl
 
 
 def probes_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float
-              ) -> tuple[tuple[tuple[int, Hold], ...], int]:
-    """The failed probes (tick, what was held through it) and the probes that found
-    spot, as the replay counts them (``launch-probe``)."""
+              ) -> tuple[tuple[tuple[int, Hold], ...], tuple[int, ...]]:
+    """The failed probes (tick, what was held through it) and the ticks of the probes
+    that found spot, as the replay counts them (``launch-probe``)."""
     from gpuopt.jobs.states import EndReason
 
     by_number = {a.number: a for a in attempts}
     failed: list[tuple[int, Hold]] = []
-    found = 0
+    found: list[int] = []
     for a in sorted(attempts, key=lambda x: x.number):
         if a.probe_of is None:
             continue
@@ -339,8 +345,8 @@ def probes_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float
             failed.append((_tick_of(a.created_at, gap_s), _hold_of(by_number[a.probe_of],
                                                                    zones)))
         else:
-            found += 1
-    return tuple(failed), found
+            found.append(_tick_of(a.created_at, gap_s))
+    return tuple(failed), tuple(found)
 
 
 def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
@@ -367,7 +373,8 @@ def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
         decisions=decisions,
         failed_at=failed,
         probes_failed_at=probes_failed,
-        probes=probes,
+        probes=len(probes),
+        probes_found_at=probes,
     )
 
 
@@ -390,6 +397,7 @@ def difference(expected: SimResult, got: SimResult, locations: int) -> str | Non
     if expected.probes_failed_at != got.probes_failed_at:
         return (f"failed probes: expected {expected.probes_failed_at}, "
                 f"got {got.probes_failed_at}")
-    if expected.probes != got.probes:
-        return f"probes that found spot: expected {expected.probes}, got {got.probes}"
+    if (expected.probes, expected.probes_found_at) != (got.probes, got.probes_found_at):
+        return (f"probes that found spot: expected {expected.probes} at "
+                f"{expected.probes_found_at}, got {got.probes} at {got.probes_found_at}")
     return None

@@ -119,6 +119,8 @@ class SimResult:
     # ticks whose probe found no spot (``launch-probe`` only), with the hold kept
     probes_failed_at: tuple[tuple[int, Hold], ...] = ()
     probes: int = 0  # probes that found spot (``launch-probe`` only)
+    # ticks whose probe found spot (after failed ones, when the tick failed over)
+    probes_found_at: tuple[int, ...] = ()
 
     @property
     def failed_launches(self) -> int:
@@ -127,9 +129,9 @@ class SimResult:
     def held(self) -> tuple[Hold, ...]:
         """What was held at each tick (a failed launch held nothing; a failed probe,
         what was held before it)."""
-        failed = set(self.failed_at)
+        failed, found = set(self.failed_at), set(self.probes_found_at)
         kept = dict(self.probes_failed_at)
-        return tuple(NOTHING if t in failed else kept.get(t, d)
+        return tuple(NOTHING if t in failed else d if t in found else kept.get(t, d)
                      for t, d in enumerate(self.decisions))
 
     def labels(self, locations: int) -> list[str]:
@@ -169,6 +171,7 @@ class _Run:
     decisions: list[Hold] = field(default_factory=list)
     probes_failed: list[tuple[int, Hold]] = field(default_factory=list)
     probes: int = 0
+    probes_found: list[int] = field(default_factory=list)
 
     def release(self) -> None:
         self.holding, self.overhead_left = NOTHING, 0.0
@@ -183,6 +186,7 @@ class _Run:
             failed_at=tuple(self.failed),
             probes_failed_at=tuple(self.probes_failed),
             probes=self.probes,
+            probes_found_at=tuple(self.probes_found),
         )
 
 
@@ -242,6 +246,7 @@ def _probe(sc: Scenario, t: int, run: _Run, want: Hold, found: bool,
         run.probes_failed.append((t, run.holding))
         return run.holding
     run.probes += 1
+    run.probes_found.append(t)
     gap = sc.gap_s
     p = probe_tick(gap, probe_s, sc.restart_overhead_s, run.overhead_left)
     if run.work + p.old_gain_s >= sc.task_s:  # done before the switch
