@@ -668,19 +668,21 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     decision = _decide(store, tick, job, spec, attempts, now, held=a, probe_s=probe_s)
     if isinstance(decision, Keep | NoPlace):
         return  # NoPlace: nothing better to move to; the attempt goes on
-    if probe_s is not None and _is_spot(decision):
+    if probe_s is not None and isinstance(decision, Placed) and _is_spot(decision):
         # make before break: the attempt runs on until the spot instance is up; a probe
         # refused for capacity fails over (the policy, told so, may pick another place)
+        probe: Decision = decision
         for left in range(tick.settings.spot.probes_per_step - 1, -1, -1):
-            assert isinstance(decision, Placed)
-            start_probe(store, executor, job, attempts, a, decision, now, report)
+            assert isinstance(probe, Placed)
+            start_probe(store, executor, job, attempts, a, probe, now, report)
             fresh, attempts = _load(store, job.id)
             if left == 0 or fresh is None or not refused_for_capacity(attempts, a):
                 return
-            job, decision = fresh, _decide(store, tick, fresh, spec, attempts, now, held=a,
-                                           probe_s=probe_s)
-            if not _is_spot(decision):
+            job, probe = fresh, _decide(store, tick, fresh, spec, attempts, now, held=a,
+                                        probe_s=probe_s)
+            if not _is_spot(probe):
                 return  # anything but another probe: the attempt goes on this step
+        return
     from gpuopt.orchestrator.store.jobs_repo import update_attempt
 
     why = decision.reason if isinstance(decision, Wait) else decision.note
