@@ -95,6 +95,17 @@ def refused_for_capacity(attempts: Sequence[AttemptRow], held: AttemptRow) -> bo
             and now_held.status != AttemptPhase.STOPPING)
 
 
+def launch_refused_for_capacity(attempts: Sequence[AttemptRow]) -> bool:
+    """Was the job's newest attempt a launch (no probe) refused for want of capacity,
+    that held nothing, with no attempt of the job open (a launch fails over)?"""
+    newest = max(attempts, key=lambda x: x.number, default=None)
+    return (newest is not None and newest.probe_of is None
+            and newest.status == AttemptPhase.ENDED and newest.end_reason == EndReason.FAILED
+            and newest.failure_kind == FailureKind.CAPACITY
+            and newest.ended_at == newest.started_at
+            and not any(a.status in OPEN_ATTEMPT_PHASES for a in attempts))
+
+
 def start_probe(store: Store, executor: Executor, job: JobRow,
                 attempts: Sequence[AttemptRow], held: AttemptRow, decision: Placed,
                 now: datetime, report: StepReport) -> None:

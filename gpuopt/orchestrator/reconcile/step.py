@@ -730,10 +730,13 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
         report.waiting.append((job.id, f"backing off after {n} failed launch(es) in a row: "
                                        f"next try at {not_before.isoformat(timespec='seconds')}"))
         return
-    from gpuopt.orchestrator.reconcile.probing import probe_seconds
+    from gpuopt.orchestrator.reconcile.probing import (
+        launch_refused_for_capacity,
+        probe_seconds,
+    )
 
-    decision = _decide(store, tick, job, spec, attempts, now,
-                       probe_s=probe_seconds(tick.settings, executor))
+    probe_s = probe_seconds(tick.settings, executor)
+    decision = _decide(store, tick, job, spec, attempts, now, probe_s=probe_s)
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
@@ -743,6 +746,25 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
     if isinstance(decision, Keep):
         return  # nothing is held: cannot happen, nothing to keep
     _claim_and_launch(store, executor, job, spec, attempts, decision, now, report)
+    if probe_s is None:
+        return
+    # a spot launch refused for capacity fails over, as a probe does (the replay's
+    # launch-probe): the policy, told so, may try another place (while tries are left)
+    # or take what it would without spot (on-demand) in this step
+    tries = tick.settings.spot.probes_per_step
+    while _is_spot(decision):
+        fresh, attempts = _load(store, job.id)
+        if fresh is None or not launch_refused_for_capacity(attempts):
+            return
+        tries -= 1
+        decision = _decide(store, tick, fresh, spec, attempts, now, probe_s=probe_s)
+        if isinstance(decision, Wait):
+            report.waiting.append((job.id, decision.reason))
+            return
+        if not isinstance(decision, Placed) or (_is_spot(decision) and tries <= 0):
+            return  # no try left (or nowhere to go): the next step decides again
+        job = fresh
+        _claim_and_launch(store, executor, job, spec, attempts, decision, now, report)
 
 
 def _claim_and_launch(store: Store, executor: Executor, job: JobRow, spec: JobSpec,

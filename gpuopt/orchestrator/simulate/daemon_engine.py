@@ -300,14 +300,16 @@ def _hold_of(a: AttemptRow, zones: Sequence[str]) -> Hold:
 
 
 def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float,
-                 steps: int) -> tuple[tuple[Hold, ...], tuple[int, ...]]:
-    """Per tick before ``steps``: the attempt launched then, else the one held through
-    it, else nothing; and the ticks whose launch failed (it held nothing; a failed
-    probe is no failed launch: :func:`probes_of`)."""
+                 steps: int) -> tuple[tuple[Hold, ...], tuple[int, ...], tuple[int, ...]]:
+    """Per tick before ``steps``: the attempt launched then (the last, when a refusal
+    failed over), else the one held through it, else nothing; the ticks whose last
+    launch was refused (it held nothing; a failed probe is no failed launch:
+    :func:`probes_of`); and the refused launches another request followed in their
+    tick (the replay's ``refused_at``)."""
     from gpuopt.jobs.states import EndReason
 
     launched: dict[int, AttemptRow] = {}
-    failed: list[int] = []
+    refused: list[AttemptRow] = []
     spans: list[tuple[int, int | None, Hold]] = []
     for a in sorted(attempts, key=lambda x: x.number):
         t0 = _tick_of(a.created_at, gap_s)
@@ -315,7 +317,7 @@ def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: fl
         never_held = a.end_reason == EndReason.FAILED and a.ended_at == a.started_at
         if never_held:
             if a.probe_of is None:
-                failed.append(t0)
+                refused.append(a)
             continue
         end = None if a.ended_at is None else _tick_of(a.ended_at, gap_s)
         spans.append((t0, end, _hold_of(a, zones)))
@@ -326,7 +328,13 @@ def decisions_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: fl
             continue
         held = [h for t0, end, h in spans if t0 < t and (end is None or end > t)]
         out.append(held[-1] if held else NOTHING)
-    return tuple(out), tuple(sorted(set(failed)))
+    # a refused launch that was its tick's last request held nothing that tick (failed);
+    # one followed by another request in the tick failed over (refused_at)
+    failed = tuple(sorted({_tick_of(a.created_at, gap_s) for a in refused
+                           if launched[_tick_of(a.created_at, gap_s)] is a}))
+    over = tuple(_tick_of(a.created_at, gap_s) for a in refused
+                 if launched[_tick_of(a.created_at, gap_s)] is not a)
+    return tuple(out), failed, over
 
 
 def probes_of(attempts: Sequence[AttemptRow], zones: Sequence[str], gap_s: float
@@ -363,7 +371,7 @@ def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
     # the step of a probe whose held attempt finished before the switch ends the job in
     # that step: its decision (the probe) is the last one
     steps = max([steps, *(_tick_of(a.created_at, sc.gap_s) + 1 for a in attempts)])
-    decisions, failed = decisions_of(attempts, zones, sc.gap_s, steps)
+    decisions, failed, refused = decisions_of(attempts, zones, sc.gap_s, steps)
     probes_failed, probes = probes_of(attempts, zones, sc.gap_s)
     return SimResult(
         cost=from_micros(job_cost_micros(attempts, now)),
@@ -372,6 +380,7 @@ def _result(sc: Scenario, executor: TraceExecutor, job_id: str,
         preemptions=sum(a.end_reason == EndReason.PREEMPTED for a in attempts),
         decisions=decisions,
         failed_at=failed,
+        refused_at=refused,
         probes_failed_at=probes_failed,
         probes=len(probes),
         probes_found_at=probes,
@@ -394,6 +403,9 @@ def difference(expected: SimResult, got: SimResult, locations: int) -> str | Non
         return f"cost: expected {expected.cost:.6f}, got {got.cost:.6f}"
     if expected.failed_at != got.failed_at:
         return f"failed launches: expected at {expected.failed_at}, got at {got.failed_at}"
+    if expected.refused_at != got.refused_at:
+        return (f"refused launches that failed over: expected at {expected.refused_at}, "
+                f"got at {got.refused_at}")
     if expected.probes_failed_at != got.probes_failed_at:
         return (f"failed probes: expected {expected.probes_failed_at}, "
                 f"got {got.probes_failed_at}")

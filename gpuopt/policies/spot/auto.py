@@ -51,6 +51,14 @@ slack: on-demand keeps the job on the line and its probes look for spot for free
 (measured on the shared traces, 4 starts per set at 52 h: all zones 1.127x -> 1.087x
 the optimum, one zone 1.047x -> 1.045x).
 
+A refused probe or launch fails over (``replay``, ``probes_per_tick``): the policy is
+asked again in the same tick, told that location had no spot, and picks again -- the
+next guess, or what it would do without spot. So from nothing under ``launch-probe``
+a try costs no slack: it is made whenever the spell it would find is worth its way
+back to on-demand (synthetic three-zone patterns, 6 starts per set at 52 h, one try a
+tick -> failover with this rule: hourly churn 1.229x -> 1.039x the optimum, scarce
+1.134x -> 1.036x, flicker 1.470x -> 1.317x, long runs 1.062x -> 1.027x).
+
 What a probe would find is priced by the age of that spell (``estimates.found_spell_s``),
 not as a spell starting now: right after a failed probe a found spell has just begun; the
 longer the location went unobserved, the older (the equilibrium age, truncated to the
@@ -219,7 +227,11 @@ class AutoPolicy:
                         self._worth_trying_from_on_demand(obs, target, chance):
                     return target
             elif self._ahead_s(obs, 0.0) >= -TIME_TOLERANCE_S or \
-                    (obs.probe_s is None and self._worth_trying(obs, target, chance)):
+                    (obs.probe_s is None and self._worth_trying(obs, target, chance)) or \
+                    (obs.probe_s is not None and self._worth_trying(obs, target, 1.0)):
+                # under launch-probe a refused launch fails over: the policy is asked
+                # again in the same tick and can still take on-demand, so a try loses
+                # no slack (chance 1: only the spell's worth against its way back)
                 return target
         return self._without_spot(obs, held)
 

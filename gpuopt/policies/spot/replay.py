@@ -38,13 +38,17 @@ What the policy learns of availability is the information model (``Information``
   tick on (``SimResult.probes_failed_at``); successful, the held attempt runs and is
   billed for the provisioning time ``probe_s``, its work counts, and the new spot is
   billed from the tick's start. A launch from nothing is a launch as under ``launch``.
-  A probe that finds no spot fails over, as SkyPilot's provisioner fails over zones:
-  the policy is asked again in the same tick, told that location had no spot, and may
-  probe another unobserved one, up to ``probes_per_tick`` probes a tick
-  (``DEFAULT_PROBES_PER_TICK``); the tick's decision is the last probe made (failed
-  ones are in ``probes_failed_at``, each with the hold kept). The time a failed probe
-  takes is not modelled (it costs nothing, and the found instance is taken to be up
-  ``probe_s`` into the tick whatever failed before it).
+  A probe or a launch refused for capacity fails over, as SkyPilot's provisioner fails
+  over zones: the policy is asked again in the same tick, told that location had no
+  spot, and may try another unobserved one, up to ``probes_per_tick`` tries a tick
+  (``DEFAULT_PROBES_PER_TICK``). After a failed probe anything but another probe keeps
+  the held attempt for the tick; after a refused launch from nothing the job holds
+  what the policy asks (on-demand, say) for the tick, or nothing (another try when
+  none is left, or nothing asked). The tick's decision is its last request (refused
+  probes are in ``probes_failed_at`` with the hold kept, refused launches followed by
+  another request in ``refused_at``, a last launch refused in ``failed_at``). The time
+  a refusal takes is not modelled (seconds to two minutes: probe.py): it costs nothing,
+  and what follows it is taken to start with the tick.
 - ``launch-probe+signals``: ``launch-probe``, and after each tick's observation the
   history reads the capacity signals a daemon could have seen then, derived from the
   traces (policies/spot/replay_signals.py; ``simulate(signals=...)`` picks the model).
@@ -114,13 +118,16 @@ class SimResult:
     met_deadline: bool
     preemptions: int
     decisions: tuple[Hold, ...]  # what the policy requested at each tick
-    # ticks whose spot request found no spot (``launch`` model only): nothing was held
+    # ticks whose (last) spot launch found no spot: nothing was held
     failed_at: tuple[int, ...] = ()
     # ticks whose probe found no spot (``launch-probe`` only), with the hold kept
     probes_failed_at: tuple[tuple[int, Hold], ...] = ()
     probes: int = 0  # probes that found spot (``launch-probe`` only)
     # ticks whose probe found spot (after failed ones, when the tick failed over)
     probes_found_at: tuple[int, ...] = ()
+    # launches from nothing refused for capacity and followed, in the same tick, by
+    # another request (``launch-probe`` failover; one entry per refusal)
+    refused_at: tuple[int, ...] = ()
 
     @property
     def failed_launches(self) -> int:
@@ -172,6 +179,7 @@ class _Run:
     probes_failed: list[tuple[int, Hold]] = field(default_factory=list)
     probes: int = 0
     probes_found: list[int] = field(default_factory=list)
+    refused: list[int] = field(default_factory=list)
 
     def release(self) -> None:
         self.holding, self.overhead_left = NOTHING, 0.0
@@ -187,6 +195,7 @@ class _Run:
             probes_failed_at=tuple(self.probes_failed),
             probes=self.probes,
             probes_found_at=tuple(self.probes_found),
+            refused_at=tuple(self.refused),
         )
 
 
@@ -305,33 +314,49 @@ def simulate(
         want = policy.decide(_observation(sc, t, run, seen, history, information,
                                           probe_s if probing else None))
         run.decisions.append(want)
-        probes_left = probes_per_tick
+        tries = probes_per_tick
         while want.is_spot:
             loc = _check_spot_choice(t, policy, want, avail, seen)
             if seen[loc] is not None:
-                break  # the spot held (or known there): held for the tick
+                break  # the spot held: held for the tick
             seen[loc] = avail[loc]  # a launch attempt tells what was there
             history = before.observe(seen, sc.gap_s)
-            if not (probing and run.holding.kind is not Kind.NONE):
-                break  # a launch: held if found, a failed launch below
-            outcome = _probe(sc, t, run, want, avail[loc], probe_s)
-            if isinstance(outcome, SimResult):
-                return outcome
-            probes_left -= 1
-            if avail[loc] or probes_left <= 0:
-                want = outcome
+            probe = probing and run.holding.kind is not Kind.NONE
+            kept = run.holding
+            if probe:
+                outcome = _probe(sc, t, run, want, avail[loc], probe_s)
+                if isinstance(outcome, SimResult):
+                    return outcome
+                if avail[loc]:
+                    want = outcome
+                    break
+            elif avail[loc] or not probing:
+                break  # a launch: held if found; refused under ``launch``: see below
+            else:
+                run.refused.append(t)
+            # refused for capacity: failover (as SkyPilot fails over zones). The policy,
+            # told this location had no spot, is asked again in the same tick: another
+            # try while tries are left; after a probe anything else keeps the held
+            # attempt; after a launch from nothing it holds what it asks (on-demand)
+            tries -= 1
+            if probe and tries <= 0:
+                want = kept  # no probe left: the held attempt runs the tick
                 break
-            # failed over (as SkyPilot fails over zones): the policy, told this location
-            # had no spot, may probe another one in the same tick; anything but a probe
-            # keeps the held attempt for the tick
             again = policy.decide(_observation(sc, t, run, seen, history, information,
                                                probe_s))
-            if not (again.is_spot
-                    and seen[_check_spot_choice(t, policy, again, avail, seen)] is None):
-                want = outcome
-                break
-            run.decisions[-1] = want = again
-        if want.is_spot and not avail[want.location or 0]:
+            fresh = again.is_spot and seen[_check_spot_choice(t, policy, again, avail,
+                                                              seen)] is None
+            if fresh and tries > 0:
+                run.decisions[-1] = want = again
+                continue
+            if probe:
+                want = kept
+            elif not fresh and again.kind is not Kind.NONE:
+                run.decisions[-1] = want = again
+            break
+        if want.is_spot and not avail[want.location or 0]:  # the tick's last launch
+            if probing:
+                run.refused.pop()  # not followed by another request: nothing held
             run.failed.append(t)
             run.release()
             continue

@@ -1,5 +1,6 @@
-"""Failover of probes in one tick (``launch-probe``, up to ``probes_per_tick`` probes): a
-probe refused for capacity is followed, in the same tick, by the policy's next pick.
+"""Failover in one tick (``launch-probe``, up to ``probes_per_tick`` tries): a probe or a
+launch from nothing refused for capacity is followed, in the same tick, by the policy's
+next pick (another zone; after a launch, on-demand too).
 The daemon engine must do it as the replay does: the same probes in the same order, each
 re-decision handed the same observation (the refused zone known down, the others still
 guesses), the same costs; and a cap of one probe a tick is the one-probe model of before.
@@ -94,6 +95,7 @@ def test_probes_fail_over_in_the_daemon_as_in_the_replay(
     found = _mismatches(scs, monkeypatch, results)
     assert not found, "\n".join(found)
     assert sum(_failovers(r) for r in results) >= 3  # the scenarios do fail over
+    assert sum(len(r.refused_at) for r in results) >= 3  # launches from nothing too
     assert all(r.met_deadline for r in results)
 
 

@@ -62,12 +62,38 @@ def test_a_failed_probe_costs_nothing_and_the_held_attempt_runs_on() -> None:
     assert stop.failed_at == (1,) and stop.finish_s > alone.finish_s
 
 
-def test_a_launch_from_nothing_is_a_launch() -> None:
+def test_a_launch_from_nothing_refused_fails_over_in_its_tick() -> None:
+    # t0: spot(0) refused; asked again (told location 0 had no spot), on-demand for the
+    # tick: 300 s overhead, 300 s work; t1: 600 s more, done at 1200 s.
     sc = scenario([1, 0, 0, 0], task=900, deadline=6000, overhead=300)
-    plan = [spot(0), spot(0)]
-    r = simulate(sc, Scripted(plan), PROBE)
-    assert r == simulate(sc, Scripted(plan), LAUNCH)
-    assert r.failed_at == (0,) and r.probes == 0
+    probing = Scripted([spot(0), ON_DEMAND])
+    r = simulate(sc, probing, PROBE)
+    assert r.refused_at == (0,) and r.failed_at == () and r.probes == 0
+    assert r.decisions[0] == ON_DEMAND and r.held()[:2] == (ON_DEMAND, ON_DEMAND)
+    again = probing.seen[1]
+    assert again.elapsed_s == 0 and again.known(0) and again.spot_available == (False,)
+    assert r.finish_s == 1200 and r.cost == OD * 1200 / 3600
+    # Stop then launch (``launch``): the refusal holds nothing for the tick.
+    stop = simulate(sc, Scripted([spot(0), ON_DEMAND]), LAUNCH)
+    assert stop.failed_at == (0,) and stop.refused_at == () and stop.finish_s == 1800
+
+
+def test_a_refused_launch_holds_nothing_when_nothing_follows_it() -> None:
+    sc = scenario([1, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], task=900, deadline=9000,
+                  overhead=300)
+    # asked again, the policy wants nothing: the tick failed
+    idle = simulate(sc, Scripted([spot(0), NOTHING, spot(1)]), PROBE)
+    assert idle.failed_at == (0,) and idle.refused_at == () and idle.held()[0] == NOTHING
+    # two tries allowed: spot(0), then spot(1) refused, then on-demand for the tick
+    capped = simulate(sc, Scripted([spot(0), spot(1), ON_DEMAND, ON_DEMAND]), PROBE,
+                      probes_per_tick=2)
+    assert capped.refused_at == (0, 0) and capped.failed_at == ()
+    assert capped.decisions[0] == ON_DEMAND
+    # ... and a third try (spot(2), which has spot) is not made: nothing held at t0
+    out = simulate(sc, Scripted([spot(0), spot(1), spot(2), ON_DEMAND]), PROBE,
+                   probes_per_tick=2)
+    assert out.refused_at == (0,) and out.failed_at == (0,)
+    assert out.decisions[0] == spot(1) and out.held()[0] == NOTHING
 
 
 def _obs(time_left: float, work_left: float, holding: object = ON_DEMAND,

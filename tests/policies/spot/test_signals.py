@@ -14,6 +14,7 @@ from gpuopt.policies.spot.auto import AutoPolicy
 from gpuopt.policies.spot.history import AvailabilityHistory
 from gpuopt.policies.spot.model import Information
 from gpuopt.policies.spot.optimum import optimum_cost
+from gpuopt.policies.spot.probe import DEFAULT_PROBES_PER_TICK
 from gpuopt.policies.spot.replay import simulate
 from gpuopt.policies.spot.replay_signals import DEFAULT_SIGNALS, SignalModel, readings_at
 from gpuopt.policies.spot.signals import (
@@ -116,7 +117,7 @@ def test_signals_switched_off_are_launch_probe_bit_for_bit() -> None:
 
 
 def _costs(model: SignalModel, weights: SignalWeights, p_fail: float, p_recover: float,
-           runs: int = 10) -> tuple[Decimal, Decimal, int]:
+           runs: int = 10, tries: int = DEFAULT_PROBES_PER_TICK) -> tuple[Decimal, Decimal, int]:
     """(auto with signals, auto without, misses) over ``runs`` 3-zone windows."""
     with_, without, misses = Decimal(0), Decimal(0), 0
     for seed in range(runs):
@@ -124,8 +125,10 @@ def _costs(model: SignalModel, weights: SignalWeights, p_fail: float, p_recover:
         sc = scenario(*traces, task=24 * H, deadline=27 * H, overhead=0.1 * H, start=1200)
         if optimum_cost(sc) is None:
             continue
-        a = simulate(sc, AutoPolicy(signal_weights=weights), PROBE_SIGNALS, signals=model)
-        b = simulate(sc, AutoPolicy(signal_weights=OFF), PROBE_SIGNALS, signals=model)
+        a = simulate(sc, AutoPolicy(signal_weights=weights), PROBE_SIGNALS, signals=model,
+                     probes_per_tick=tries)
+        b = simulate(sc, AutoPolicy(signal_weights=OFF), PROBE_SIGNALS, signals=model,
+                     probes_per_tick=tries)
         misses += (not a.met_deadline) + (not b.met_deadline)
         with_ += a.cost
         without += b.cost
@@ -134,9 +137,11 @@ def _costs(model: SignalModel, weights: SignalWeights, p_fail: float, p_recover:
 
 @pytest.mark.parametrize(("p_fail", "p_recover"), [(0.05, 0.05), (0.1, 0.03)])
 def test_informative_signals_help_on_several_zones(p_fail: float, p_recover: float) -> None:
-    """Hourly churn and scarce spot on 3 zones: signals that track the traces (listing
-    and score polled every 30 min, 10 min late) make ``auto`` cheaper, never late."""
-    with_, without, misses = _costs(DEFAULT_SIGNALS, FITTED, p_fail, p_recover)
+    """Hourly churn and scarce spot on 3 zones, one try a tick (``probes_per_tick=1``):
+    signals that track the traces (listing and score polled every 30 min, 10 min late)
+    make ``auto`` cheaper, never late. (With failover, three tries a tick, a tick sees
+    every zone it needs to and on scarce spot they change nothing: 519.60 either way.)"""
+    with_, without, misses = _costs(DEFAULT_SIGNALS, FITTED, p_fail, p_recover, tries=1)
     assert misses == 0
     assert with_ < without, (with_, without)
 
