@@ -317,3 +317,46 @@ def test_probes_per_step_caps_the_probes_one_step_makes(
         _stop_all(store, ex, job_id)
     _never_two_at_once(runs)
     assert sorted(_spans(runs)) == [1, 3]
+
+
+def test_a_place_refused_in_this_step_is_not_probed_again_in_it(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy that, told A had no spot, picks A again: the step stops failing over (as
+    the replay, which never probes a location seen that tick again); the held attempt
+    runs on, A was asked once and recorded once. (Before: A probed probes_per_step times
+    in the step, each a failed probe row and a capacity observation.)"""
+    import gpuopt.orchestrator.reconcile.step as reconcile
+    from gpuopt.orchestrator.reconcile.observing import attempt_place
+    from gpuopt.orchestrator.store.availability import load_observations
+    from gpuopt.policies.spot.observed import ObservationKind
+
+    store, job_id, settings, places, ex, runs = _setup(db_url, tmp_path)
+    places.b = places.a  # told A was refused, it picks A again
+    t0 = datetime.now(UTC)
+
+    def step(s: int) -> Any:
+        report = reconcile.reconcile_once(store, lambda kind: ex, settings,
+                                          t0 + timedelta(seconds=s))
+        assert not report.errors, report.errors
+        return report
+
+    policy = Failover(places)
+    monkeypatch.setattr(reconcile, "_decide", policy)
+    try:
+        assert step(0).launched
+        _wait_started(runs, 1)
+        step(5)
+        policy.moving = True
+        step(20)
+        assert policy.decided[2:] == ["A", "B"]  # asked again, picked A again
+        held, a = _attempts(store, job_id)  # one probe only
+        assert ex.refused == [a.cluster_name] and ex.provisioned == []
+        assert (a.end_reason, a.failure_kind, a.cost_micros) == (
+            EndReason.FAILED, FailureKind.CAPACITY, 0)
+        assert held.status == AttemptPhase.RUNNING and _running_programs(runs) == [1]
+        place = attempt_place(a)
+        with store.session() as session:
+            seen = load_observations(session, [place], t0 - timedelta(days=1))[place]
+        assert sum(o.kind is ObservationKind.CAPACITY_FAILURE for o in seen) == 1
+    finally:
+        _stop_all(store, ex, job_id)
