@@ -672,16 +672,20 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
         # make before break: the attempt runs on until the spot instance is up; a probe
         # refused for capacity fails over (the policy, told so, may pick another place)
         probe: Decision = decision
+        refused: set[tuple[str, str | None, str | None, str]] = set()
         for left in range(tick.settings.spot.probes_per_step - 1, -1, -1):
             assert isinstance(probe, Placed)
             start_probe(store, executor, job, attempts, a, probe, now, report)
             fresh, attempts = _load(store, job.id)
             if left == 0 or fresh is None or not refused_for_capacity(attempts, a):
                 return
+            refused.add(_spot_where(probe))
             job, probe = fresh, _decide(store, tick, fresh, spec, attempts, now, held=a,
                                         probe_s=probe_s)
-            if not _is_spot(probe):
-                return  # anything but another probe: the attempt goes on this step
+            if not _is_spot(probe) or _spot_where(probe) in refused:
+                # anything but a probe of another place (as the replay: a location seen
+                # this tick is not probed again): the attempt goes on this step
+                return
         return
     from gpuopt.orchestrator.store.jobs_repo import update_attempt
 
@@ -703,6 +707,14 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
 
 def _is_spot(decision: Decision) -> bool:
     return isinstance(decision, Placed) and decision.candidate.offer.market is Market.SPOT
+
+
+def _spot_where(decision: Decision) -> tuple[str, str | None, str | None, str]:
+    """The spot place a probe asks (as its availability is recorded: observing's
+    ``attempt_place``)."""
+    assert isinstance(decision, Placed)
+    o = decision.candidate.offer
+    return o.cloud, o.region, o.zone, o.instance_type
 
 
 UNFINISHED_MOVE = "stopped to move the job; the loop moving it stopped before it closed it"
