@@ -133,6 +133,9 @@ class SpotPolicyInputs:
     # a probe's provisioning time when a spot launch from a held attempt is a probe
     # (make before break); None: a launch first stops what is held
     probe_s: float | None = None
+    # spot tries this step can still make (refused tries fail over; ``[spot]
+    # probes_per_step``); None: no count kept
+    tries_left: int | None = None
     # ``[spot] signals``: the clouds' capacity signals read as the replay's signals model
     # reads them (then ``observations`` are the stored ones, the job's own in here)
     signals: SignalInputs | None = None
@@ -237,7 +240,7 @@ def policy_decision(planned: PlannedAttempt, job: JobSoFar,
     history = history_of(planned.locations, spot.observations, job.submitted_at,
                          planned.ctx.now, spot.tick_s, spot.signals)
     return decide(live_job(planned, job, spot), planned.locations, od.price_per_hour,
-                  history, spot.policy, probe_s=spot.probe_s)
+                  history, spot.policy, probe_s=spot.probe_s, tries_left=spot.tries_left)
 
 
 def _slack_h(d: LiveDecision) -> str:

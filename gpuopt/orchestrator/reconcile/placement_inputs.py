@@ -225,6 +225,7 @@ def decide_placement(
     calibration: Calibration | None = None,
     held: AttemptRow | None = None,
     probe_s: float | None = None,
+    tries_left: int | None = None,
 ) -> Decision:
     """``tick``: this step's offers and observations (loaded once per step);
     ``also_avoid``: places the job itself should not retry now (policies.lifecycle:
@@ -232,7 +233,8 @@ def decide_placement(
     ``calibration``: what finished attempts of this job's model measured (issue 17);
     ``held``: the job's open attempt (a governed job is decided for while it runs);
     ``probe_s``: a probe's provisioning time when the job's executor probes (make before
-    break, orchestrator/reconcile/probing.py), None when a move stops first.
+    break, orchestrator/reconcile/probing.py), None when a move stops first;
+    ``tries_left``: the spot tries this step can still make (failover), None: no count.
     For a job under the deadline spot policy, the availability history of the places
     it may hold spot in is loaded here (orchestrator.store.availability)."""
     from gpuopt.core.money import from_micros
@@ -272,7 +274,7 @@ def decide_placement(
             policy=settings.placement.spot_policy,
             tick_s=settings.daemon.reconcile_interval / timedelta(seconds=1),
             restart_overhead_s=settings.placement.restart_overhead / timedelta(seconds=1),
-            observations=seen, probe_s=probe_s, signals=signals)
+            observations=seen, probe_s=probe_s, tries_left=tries_left, signals=signals)
     return decide_next_attempt(spec, tick.index, planned, so_far, spot)
 
 

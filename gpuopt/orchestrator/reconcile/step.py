@@ -638,7 +638,8 @@ def cancel_job(store: Store, executor_for: ExecutorFor, job_id: str, now: dateti
 # -- placing and launching --------------------------------------------------------------
 def _decide(store: Store, tick: _OncePerStep, job: JobRow, spec: JobSpec,
             attempts: Sequence[AttemptRow], now: datetime,
-            held: AttemptRow | None = None, probe_s: float | None = None) -> Decision:
+            held: AttemptRow | None = None, probe_s: float | None = None,
+            tries_left: int | None = None) -> Decision:
     from gpuopt.orchestrator.reconcile.placement_inputs import decide_placement
     from gpuopt.orchestrator.store.ledger_repo import job_cost_micros
 
@@ -646,7 +647,7 @@ def _decide(store: Store, tick: _OncePerStep, job: JobRow, spec: JobSpec,
                             job_cost_micros(attempts, now),
                             also_avoid=places_to_avoid(past_attempts(attempts)),
                             calibration=load_calibration(store, spec), held=held,
-                            probe_s=probe_s)
+                            probe_s=probe_s, tries_left=tries_left)
 
 
 def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRow,
@@ -665,7 +666,9 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
     if not spot_policy_decides(spec, job.deadline_at):
         return
     probe_s = probe_seconds(tick.settings, executor)
-    decision = _decide(store, tick, job, spec, attempts, now, held=a, probe_s=probe_s)
+    tries = tick.settings.spot.probes_per_step if probe_s is not None else None
+    decision = _decide(store, tick, job, spec, attempts, now, held=a, probe_s=probe_s,
+                       tries_left=tries)
     if isinstance(decision, Keep | NoPlace):
         return  # NoPlace: nothing better to move to; the attempt goes on
     if probe_s is not None and isinstance(decision, Placed) and _is_spot(decision):
@@ -681,7 +684,7 @@ def _reconsider(store: Store, executor: Executor, tick: _OncePerStep, job: JobRo
                 return
             refused.add(_spot_where(probe))
             job, probe = fresh, _decide(store, tick, fresh, spec, attempts, now, held=a,
-                                        probe_s=probe_s)
+                                        probe_s=probe_s, tries_left=left)
             if not _is_spot(probe) or _spot_where(probe) in refused:
                 # anything but a probe of another place (as the replay: a location seen
                 # this tick is not probed again): the attempt goes on this step
@@ -748,7 +751,9 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
     )
 
     probe_s = probe_seconds(tick.settings, executor)
-    decision = _decide(store, tick, job, spec, attempts, now, probe_s=probe_s)
+    tries = tick.settings.spot.probes_per_step
+    decision = _decide(store, tick, job, spec, attempts, now, probe_s=probe_s,
+                       tries_left=tries if probe_s is not None else None)
     if isinstance(decision, Wait):
         report.waiting.append((job.id, decision.reason))
         return
@@ -763,13 +768,13 @@ def _place_and_launch(store: Store, executor: Executor, tick: _OncePerStep | Non
     # a spot launch refused for capacity fails over, as a probe does (the replay's
     # launch-probe): the policy, told so, may try another place (while tries are left)
     # or take what it would without spot (on-demand) in this step
-    tries = tick.settings.spot.probes_per_step
     while _is_spot(decision):
         fresh, attempts = _load(store, job.id)
         if fresh is None or not launch_refused_for_capacity(attempts):
             return
         tries -= 1
-        decision = _decide(store, tick, fresh, spec, attempts, now, probe_s=probe_s)
+        decision = _decide(store, tick, fresh, spec, attempts, now, probe_s=probe_s,
+                           tries_left=tries)
         if isinstance(decision, Wait):
             report.waiting.append((job.id, decision.reason))
             return

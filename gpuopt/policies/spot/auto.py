@@ -238,7 +238,7 @@ class AutoPolicy:
     def _best_guess(self, obs: Observation) -> tuple[Hold, float] | None:
         """The unobserved location where a launch is safe (as spot and if it fails) and
         most worth it (chance x discount; then longer learned spells; then index)."""
-        if not is_safe(obs, NOTHING):
+        if not is_safe(obs, NOTHING) or obs.tries_left == 0:
             return None
         horizon = max(obs.time_left_s, obs.tick_s)
         od = obs.on_demand_price
@@ -318,7 +318,9 @@ class AutoPolicy:
         whose probe keeps the deadline either way."""
         horizon = max(obs.time_left_s, obs.tick_s)
         od = obs.on_demand_price
-        out = []
+        out: list[tuple[float, float, Hold, float]] = []
+        if obs.tries_left == 0:
+            return out
         for i in range(obs.locations):
             if obs.known(i) or not probe_is_safe(obs, spot(i)):
                 continue

@@ -120,7 +120,8 @@ def history_of(locations: Sequence[SpotLocation],
 
 
 def observation(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price: Decimal,
-                history: AvailabilityHistory, probe_s: float | None = None) -> Observation:
+                history: AvailabilityHistory, probe_s: float | None = None,
+                tries_left: int | None = None) -> Observation:
     """The policy's input, as the replay builds it under the ``launch`` model (with
     ``probe_s``: ``launch-probe``, a spot launch from a held attempt is a probe)."""
     if not locations:
@@ -149,14 +150,15 @@ def observation(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price
         history=history,
         spot_known=known,
         probe_s=probe_s,
+        tries_left=tries_left,
     )
 
 
 def decide(job: LiveJob, locations: Sequence[SpotLocation], on_demand_price: Decimal,
            history: AvailabilityHistory, policy: str,
-           probe_s: float | None = None) -> LiveDecision:
+           probe_s: float | None = None, tries_left: int | None = None) -> LiveDecision:
     """Ask the named policy (policies.spot.registry) what the job should hold now."""
-    obs = observation(job, locations, on_demand_price, history, probe_s)
+    obs = observation(job, locations, on_demand_price, history, probe_s, tries_left)
     want = get_policy(policy).decide(obs)
     keep = want == obs.holding
     target = None

@@ -105,6 +105,10 @@ class Observation:
     already includes what is known of this tick. ``probe_s`` is a probe's provisioning
     time when a spot launch from a held attempt is a probe (make before break, the
     ``launch-probe`` model); None when a launch first stops what is held.
+    ``tries_left`` is how many more spot tries (probes or launches into locations not
+    observed now) this tick can still make when refused tries fail over
+    (``replay.simulate``'s ``probes_per_tick``); 0: none, a spot request into an
+    unobserved location is not made; None: no count is kept.
     """
 
     elapsed_s: float
@@ -121,6 +125,7 @@ class Observation:
     history: AvailabilityHistory
     spot_known: tuple[bool, ...] | None = None
     probe_s: float | None = None
+    tries_left: int | None = None
 
     def known(self, location: int) -> bool:
         """Is ``spot_available[location]`` an observation of now (not a guess)?"""

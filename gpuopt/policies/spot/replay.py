@@ -211,7 +211,7 @@ def _max_ticks(sc: Scenario, information: Information) -> int:
 
 def _observation(sc: Scenario, t: int, run: _Run, seen: list[bool | None],
                  history: AvailabilityHistory, information: Information,
-                 probe_s: float | None) -> Observation:
+                 probe_s: float | None, tries_left: int | None = None) -> Observation:
     known = None if information is Information.TICK else tuple(a is not None for a in seen)
     return Observation(
         elapsed_s=t * sc.gap_s,
@@ -228,6 +228,7 @@ def _observation(sc: Scenario, t: int, run: _Run, seen: list[bool | None],
         history=history,
         spot_known=known,
         probe_s=probe_s,
+        tries_left=tries_left,
     )
 
 
@@ -311,10 +312,10 @@ def simulate(
             before = before.read(readings_at(sc.traces, sc.gap_s, sc.start_tick + t,
                                              model, first=t == 0))
         history = before.observe(seen, sc.gap_s)
-        want = policy.decide(_observation(sc, t, run, seen, history, information,
-                                          probe_s if probing else None))
-        run.decisions.append(want)
         tries = probes_per_tick
+        want = policy.decide(_observation(sc, t, run, seen, history, information,
+                                          *((probe_s, tries) if probing else (None, None))))
+        run.decisions.append(want)
         while want.is_spot:
             loc = _check_spot_choice(t, policy, want, avail, seen)
             if seen[loc] is not None:
@@ -343,7 +344,7 @@ def simulate(
                 want = kept  # no probe left: the held attempt runs the tick
                 break
             again = policy.decide(_observation(sc, t, run, seen, history, information,
-                                               probe_s))
+                                               probe_s, tries))
             fresh = again.is_spot and seen[_check_spot_choice(t, policy, again, avail,
                                                               seen)] is None
             if fresh and tries > 0:

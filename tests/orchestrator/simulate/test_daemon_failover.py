@@ -56,7 +56,7 @@ def _input_difference(want: Sequence[Observation], got: Sequence[Observation],
             return f"tick {t}: {len(a[t])} decisions in the replay, {len(b[t])} in the daemon"
         for i, (x, y) in enumerate(zip(a[t], b[t], strict=True)):
             for part in ("holding", "overhead_left_s", "spot_known", "spot_available",
-                         "history", "probe_s"):
+                         "history", "probe_s", "tries_left"):
                 if getattr(x, part) != getattr(y, part):
                     return (f"tick {t}, decision {i}: the policy's {part} differs: replay "
                             f"{getattr(x, part)}, daemon {getattr(y, part)}")

@@ -54,8 +54,8 @@ def _first_difference(sc: Scenario, monkeypatch: pytest.MonkeyPatch, read: bool
     settings = daemon_engine.simulation_settings
     monkeypatch.setattr(live, "get_policy", lambda _name, p=daemon: p)
     monkeypatch.setattr(daemon_engine, "simulation_settings",
-                        lambda sc, name, probe_s=None, _signals=False:
-                        settings(sc, name, probe_s, read))
+                        lambda sc, name, probe_s=None, _signals=False, tries=3:
+                        settings(sc, name, probe_s, read, tries))
     got = run_daemon(sc, "auto", probe_s=PROBE_S, signals=PEERS)
     monkeypatch.undo()
     why = difference(want, got, len(sc.traces)) or _first_signal_difference(

@@ -156,7 +156,9 @@ def test_probes_on_tight_deadlines_with_zone_moves_decide_as_the_replay(
                         results=results)
     assert not found, "\n".join(found)
     assert sum(r.probes for r in results) > 0  # the scenarios do probe
-    assert sum(len(r.probes_failed_at) for r in results) > 0  # and find no spot at times
+    # ... and find no spot at times: a probe, or a launch from nothing that failed over
+    # (test_daemon_failover.py: many of both)
+    assert sum(len(r.probes_failed_at) + len(r.refused_at) for r in results) > 0
     assert all(r.met_deadline for r in results)
 
 
