@@ -75,6 +75,7 @@ from gpuopt.policies.spot.model import (
 )
 from gpuopt.policies.spot.probe import DEFAULT_PROBE_S, DEFAULT_PROBES_PER_TICK, probe_tick
 from gpuopt.policies.spot.replay_signals import DEFAULT_SIGNALS, SignalModel, readings_at
+from gpuopt.policies.spot.signals import Signal
 
 
 class SimulationError(GpuoptError):
@@ -304,13 +305,18 @@ def simulate(
     for t in range(max_ticks):
         avail = sc.available(t)
         seen = _known(avail, run.holding, information)
+        preempted: int | None = None
         if run.holding.is_spot and not avail[run.holding.location or 0]:
+            preempted = run.holding.location
             run.release()
             run.preemptions += 1
         before = history
         if model is not None:  # the signals read during this tick, before the decision
-            before = before.read(readings_at(sc.traces, sc.gap_s, sc.start_tick + t,
-                                             model, first=t == 0))
+            found = readings_at(sc.traces, sc.gap_s, sc.start_tick + t, model, first=t == 0)
+            # another job's preemption read in the second of the job's own there is not
+            # told apart from it (observed_signals.others_of: same kind, same second)
+            before = before.read([r for r in found
+                                  if not (r[1] is Signal.PEER and r[0] == preempted)])
         history = before.observe(seen, sc.gap_s)
         tries = probes_per_tick
         want = policy.decide(_observation(sc, t, run, seen, history, information,
