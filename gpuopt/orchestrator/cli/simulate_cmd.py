@@ -267,6 +267,9 @@ def _print_result(result: SimResult, policy: str, traces: list[Trace],
             ["preemptions", str(result.preemptions)]]
     if information.value != "tick":
         rows.append(["failed launches", str(result.failed_launches)])
+    if information.probes:  # tries refused and failed over to another in their tick
+        rows.append(["refused tries", str(len(result.refused_at)
+                                          + len(result.probes_failed_at))])
     rows += [[f"hours {k}", f"{hours:.2f}"] for k, hours in held.items()]
     print_table(out_console(), [Col("", ID), Col("value", NUM)], rows,
                 title=f"{policy} on {', '.join(t.path.name for t in traces)} "
