@@ -190,6 +190,10 @@ OFF = SignalWeights()
 # with weights fitted without its family, 1.082x / 1.067x the optimum at 52 h / 56 h
 # against 1.081x / 1.067x in sample (launch-probe: 1.087x / 1.077x); one zone 1.046x /
 # 1.039x either way. The fit on all five families is these weights, so they ship.
+# That was with one try a tick. With failover (several tries a tick, probe.py) the same
+# run (2026-12-05) fits every weight off in 4 of 5 folds and on all five, and the
+# weights move several zones by 0.002x at most (held out 1.074x / 1.056x, launch-probe
+# 1.073x / 1.057x): they are kept as fitted, and signals stay off by default.
 FITTED = SignalWeights(placement_score=0.0, offer=0.5, eviction_rate=0.5, peer=0.0)
 
 
