@@ -159,9 +159,11 @@ def test_the_deadline_policy_holds_the_nodes_as_one(monkeypatch: pytest.MonkeyPa
     real = next_attempt.decide
 
     def decide(live: object, locations: object, od: Decimal, history: object,
-               policy: str, probe_s: float | None = None) -> object:
+               policy: str, probe_s: float | None = None,
+               tries_left: int | None = None) -> object:
         asked.append(od)
-        got = real(live, locations, od, history, policy, probe_s=probe_s)  # type: ignore[arg-type]
+        got = real(live, locations, od, history, policy, probe_s=probe_s,  # type: ignore[arg-type]
+                   tries_left=tries_left)
         from dataclasses import replace
 
         from gpuopt.policies.spot.model import spot

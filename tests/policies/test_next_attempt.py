@@ -129,9 +129,11 @@ def test_the_deadline_policy_decides(hold: str, plans: list[object],
     real = next_attempt.decide
 
     def decide(job: object, locations: object, od: object, history: object,
-               policy: str, probe_s: float | None = None) -> object:
+               policy: str, probe_s: float | None = None,
+               tries_left: int | None = None) -> object:
         asked.append((job, locations, od, history, policy))
-        got = real(job, locations, od, history, policy, probe_s=probe_s)  # type: ignore[arg-type]
+        got = real(job, locations, od, history, policy, probe_s=probe_s,  # type: ignore[arg-type]
+                   tries_left=tries_left)
         return replace(got, hold=answers[hold], keep=hold == "keep",
                        target=locations[2] if hold == "spot" else None)  # type: ignore[index]
 

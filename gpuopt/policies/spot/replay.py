@@ -287,6 +287,73 @@ def _hold_for_a_tick(sc: Scenario, t: int, run: _Run, want: Hold) -> SimResult |
     return None
 
 
+@dataclass(slots=True)
+class _Tick:
+    """One tick's spot requests: what is seen of it, the history before its tries (with
+    the tick's signals) and after them."""
+
+    sc: Scenario
+    t: int
+    avail: tuple[bool, ...]
+    seen: list[bool | None]
+    before: AvailabilityHistory
+    history: AvailabilityHistory
+    information: Information
+    probe_s: float
+
+
+def _readings(sc: Scenario, t: int, model: SignalModel,
+              preempted: int | None) -> list[tuple[int, Signal, float]]:
+    """The signals read during tick ``t``. Another job's preemption read in the second of
+    the job's own there is not told apart from it (observed_signals.others_of: same
+    kind, same second), so it is no reading."""
+    found = readings_at(sc.traces, sc.gap_s, sc.start_tick + t, model, first=t == 0)
+    return [r for r in found if not (r[1] is Signal.PEER and r[0] == preempted)]
+
+
+def _fail_over(tk: _Tick, run: _Run, policy: SpotPolicy, want: Hold,
+               tries: int) -> Hold | SimResult:
+    """Carry the tick's request through its tries: a launch, a probe (make before
+    break) and, refused for capacity, failover (as SkyPilot fails over zones): the
+    policy, told that location had no spot, is asked again in the same tick: another try
+    while tries are left; after a probe anything else keeps the held attempt; after a
+    launch from nothing the job holds what it asks (on-demand), or nothing. What to hold
+    for the rest of the tick (a refused spot: nothing), or the result if the job ends."""
+    probing = tk.information.probes
+    while want.is_spot:
+        loc = _check_spot_choice(tk.t, policy, want, tk.avail, tk.seen)
+        if tk.seen[loc] is not None:
+            break  # the spot held: held for the tick
+        tk.seen[loc] = tk.avail[loc]  # a launch attempt tells what was there
+        tk.history = tk.before.observe(tk.seen, tk.sc.gap_s)
+        probe = probing and run.holding.kind is not Kind.NONE
+        kept = run.holding
+        if probe:
+            outcome = _probe(tk.sc, tk.t, run, want, tk.avail[loc], tk.probe_s)
+            if isinstance(outcome, SimResult) or tk.avail[loc]:
+                return outcome
+        elif tk.avail[loc] or not probing:
+            break  # a launch: held if found; refused under ``launch``: nothing held
+        else:
+            run.refused.append(tk.t)
+        tries -= 1
+        if probe and tries <= 0:
+            return kept  # no probe left: the held attempt runs the tick
+        again = policy.decide(_observation(tk.sc, tk.t, run, tk.seen, tk.history,
+                                           tk.information, tk.probe_s, tries))
+        fresh = again.is_spot and tk.seen[_check_spot_choice(tk.t, policy, again, tk.avail,
+                                                             tk.seen)] is None
+        if fresh and tries > 0:
+            run.decisions[-1] = want = again
+            continue
+        if probe:
+            return kept
+        if not fresh and again.kind is not Kind.NONE:
+            run.decisions[-1] = want = again
+        break
+    return want
+
+
 def simulate(
     sc: Scenario, policy: SpotPolicy, information: Information = Information.TICK,
     probe_s: float = DEFAULT_PROBE_S, signals: SignalModel | None = None,
@@ -312,55 +379,18 @@ def simulate(
             run.preemptions += 1
         before = history
         if model is not None:  # the signals read during this tick, before the decision
-            found = readings_at(sc.traces, sc.gap_s, sc.start_tick + t, model, first=t == 0)
-            # another job's preemption read in the second of the job's own there is not
-            # told apart from it (observed_signals.others_of: same kind, same second)
-            before = before.read([r for r in found
-                                  if not (r[1] is Signal.PEER and r[0] == preempted)])
-        history = before.observe(seen, sc.gap_s)
-        tries = probes_per_tick
-        want = policy.decide(_observation(sc, t, run, seen, history, information,
-                                          *((probe_s, tries) if probing else (None, None))))
+            before = before.read(_readings(sc, t, model, preempted))
+        tk = _Tick(sc, t, avail, seen, before, before.observe(seen, sc.gap_s), information,
+                   probe_s)
+        want = policy.decide(_observation(sc, t, run, seen, tk.history, information,
+                                          *((probe_s, probes_per_tick) if probing
+                                            else (None, None))))
         run.decisions.append(want)
-        while want.is_spot:
-            loc = _check_spot_choice(t, policy, want, avail, seen)
-            if seen[loc] is not None:
-                break  # the spot held: held for the tick
-            seen[loc] = avail[loc]  # a launch attempt tells what was there
-            history = before.observe(seen, sc.gap_s)
-            probe = probing and run.holding.kind is not Kind.NONE
-            kept = run.holding
-            if probe:
-                outcome = _probe(sc, t, run, want, avail[loc], probe_s)
-                if isinstance(outcome, SimResult):
-                    return outcome
-                if avail[loc]:
-                    want = outcome
-                    break
-            elif avail[loc] or not probing:
-                break  # a launch: held if found; refused under ``launch``: see below
-            else:
-                run.refused.append(t)
-            # refused for capacity: failover (as SkyPilot fails over zones). The policy,
-            # told this location had no spot, is asked again in the same tick: another
-            # try while tries are left; after a probe anything else keeps the held
-            # attempt; after a launch from nothing it holds what it asks (on-demand)
-            tries -= 1
-            if probe and tries <= 0:
-                want = kept  # no probe left: the held attempt runs the tick
-                break
-            again = policy.decide(_observation(sc, t, run, seen, history, information,
-                                               probe_s, tries))
-            fresh = again.is_spot and seen[_check_spot_choice(t, policy, again, avail,
-                                                              seen)] is None
-            if fresh and tries > 0:
-                run.decisions[-1] = want = again
-                continue
-            if probe:
-                want = kept
-            elif not fresh and again.kind is not Kind.NONE:
-                run.decisions[-1] = want = again
-            break
+        outcome = _fail_over(tk, run, policy, want, probes_per_tick)
+        history = tk.history
+        if isinstance(outcome, SimResult):
+            return outcome
+        want = outcome
         if want.is_spot and not avail[want.location or 0]:  # the tick's last launch
             if probing:
                 run.refused.pop()  # not followed by another request: nothing held
