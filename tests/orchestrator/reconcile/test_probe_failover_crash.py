@@ -19,14 +19,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from gpuopt.jobs.executors.base import AttemptSpec, FailureKind, LaunchError, Provisioned
 from gpuopt.jobs.states import AttemptPhase, EndReason, JobStatus
 from tests.orchestrator.reconcile.conftest import submit, write_job
 from tests.orchestrator.reconcile.test_move_crash import _attempts, _job
-from tests.orchestrator.reconcile.test_probe_crash import Died, _probing
+from tests.orchestrator.reconcile.test_probe_crash import Died, _alive, _probing
 from tests.orchestrator.reconcile.test_probe_kill9 import PROGRAM, _never_two_at_once, _spans
 
 pytestmark = pytest.mark.slow
@@ -54,13 +53,6 @@ def _starts(runs: Path) -> list[tuple[int, int]]:
     return [(int(a), int(p)) for what, a, p, _ns in
             (line.split() for line in runs.read_text().splitlines() if line.strip())
             if what == "start"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _running_programs(runs: Path) -> list[int]:
@@ -212,6 +204,19 @@ def _setup(db_url: str, tmp_path: Path, probes_per_step: int = 3
     return store, job_id, settings, places, ex, runs
 
 
+def _stepper(store: Any, ex: RefusingA, settings: Any, t0: datetime) -> Callable[[int], Any]:
+    """One reconcile step ``s`` seconds after ``t0``, asserted free of errors."""
+    import gpuopt.orchestrator.reconcile.step as reconcile
+
+    def step(s: int) -> Any:
+        report = reconcile.reconcile_once(store, lambda kind: ex, settings,
+                                          t0 + timedelta(seconds=s))
+        assert not report.errors, report.errors
+        return report
+
+    return step
+
+
 def _stop_all(store: Any, ex: RefusingA, job_id: str) -> None:
     """Stop every attempt (each program logs its end on its SIGTERM)."""
     for at in _attempts(store, job_id):
@@ -228,11 +233,7 @@ def test_kill_9_at_each_point_of_a_failover_runs_the_program_once_at_a_time(
     store, job_id, settings, places, ex, runs = _setup(db_url, tmp_path)
     t0 = datetime.now(UTC)
 
-    def step(s: int) -> Any:
-        report = reconcile.reconcile_once(store, lambda kind: ex, settings,
-                                          t0 + timedelta(seconds=s))
-        assert not report.errors, report.errors
-        return report
+    step = _stepper(store, ex, settings, t0)
 
     policy = Failover(places)
     monkeypatch.setattr(reconcile, "_decide", policy)
@@ -287,11 +288,7 @@ def test_probes_per_step_caps_the_probes_one_step_makes(
     store, job_id, settings, places, ex, runs = _setup(db_url, tmp_path, probes_per_step)
     t0 = datetime.now(UTC)
 
-    def step(s: int) -> Any:
-        report = reconcile.reconcile_once(store, lambda kind: ex, settings,
-                                          t0 + timedelta(seconds=s))
-        assert not report.errors, report.errors
-        return report
+    step = _stepper(store, ex, settings, t0)
 
     policy = Failover(places)
     monkeypatch.setattr(reconcile, "_decide", policy)
@@ -334,11 +331,7 @@ def test_a_place_refused_in_this_step_is_not_probed_again_in_it(
     places.b = places.a  # told A was refused, it picks A again
     t0 = datetime.now(UTC)
 
-    def step(s: int) -> Any:
-        report = reconcile.reconcile_once(store, lambda kind: ex, settings,
-                                          t0 + timedelta(seconds=s))
-        assert not report.errors, report.errors
-        return report
+    step = _stepper(store, ex, settings, t0)
 
     policy = Failover(places)
     monkeypatch.setattr(reconcile, "_decide", policy)
